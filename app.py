@@ -1,0 +1,16 @@
+"""ragsec Streamlit app: entry point. Pages are thin views over ragsec_core (see pages/)."""
+
+import os
+
+import streamlit as st
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+st.set_page_config(page_title="ragsec", page_icon=":material/policy:", layout="wide")
+
+navigation = st.navigation(
+    [
+        st.Page("pages/investigate.py", title="Investigate", icon=":material/search:", default=True),
+    ]
+)
+navigation.run()

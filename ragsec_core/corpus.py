@@ -1,0 +1,313 @@
+"""Documents, chunks with exact source offsets, and the corpus loaders.
+
+Every later coordinate (prompt offsets, traced spans, gold poison spans) maps back to
+`document.text[chunk.start:chunk.end]`, so chunking never rewrites text: it only picks boundaries.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import RagsecError
+
+SAMPLE_DIR = Path(os.environ.get("RAGSEC_SAMPLE_DIR", Path(__file__).resolve().parent.parent / "sample_corpora"))
+DEFAULT_CORPUS = "general"
+MAX_CHUNK_CHARS = 1000
+TEXT_SUFFIXES = (".txt", ".md")
+
+
+@dataclass(frozen=True)
+class Document:
+    id: str
+    text: str
+    title: str = ""
+    # Gold poison spans [start, end) in `text`, when the document is a known planted poison.
+    poison_spans: tuple[tuple[int, int], ...] = ()
+    poison_target: str | None = None
+
+
+@dataclass(frozen=True)
+class Chunk:
+    chunk_id: str
+    doc_id: str
+    text: str
+    start: int  # offset of text in the source document
+    end: int
+    title: str = ""
+    # Gold poison spans clipped to this chunk, in chunk-local coordinates.
+    poison_spans: tuple[tuple[int, int], ...] = ()
+
+
+@dataclass(frozen=True)
+class Query:
+    """A labelled query: what the correct answers are and which false target an attack pushes."""
+
+    id: str
+    query: str
+    answers: tuple[str, ...] = ()
+    target: str | None = None
+    variant: str | None = None
+
+
+@dataclass
+class Corpus:
+    name: str
+    documents: list[Document]
+    queries: list[Query] = field(default_factory=list)
+    source: str = ""
+
+    def content_hash(self) -> str:
+        h = hashlib.sha256()
+        for d in self.documents:
+            for part in (d.id, d.title, d.text):
+                h.update(part.encode("utf-8", "surrogatepass"))
+                h.update(b"\x1f")
+            h.update(b"\x1e")
+        return h.hexdigest()
+
+    def labels_for(self, query: str) -> Query | None:
+        """The labelled query whose text equals `query` (case/space-insensitive), if any."""
+        key = " ".join(query.lower().split())
+        for q in self.queries:
+            if " ".join(q.query.lower().split()) == key:
+                return q
+        return None
+
+
+# ---------------------------------------------------------------- chunking
+
+_SENT_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+|\n\s*\n")
+
+
+def chunk_document(doc: Document, max_chars: int = MAX_CHUNK_CHARS) -> list[Chunk]:
+    """Greedy sentence packing up to `max_chars`; a single longer sentence is hard-split."""
+    bounds = _sentence_bounds(doc.text)
+    pieces: list[tuple[int, int]] = []
+    cur_s: int | None = None
+    cur_e = 0
+    for s, e in bounds:
+        for hs in range(s, e, max_chars):
+            he = min(e, hs + max_chars)
+            if cur_s is not None and he - cur_s > max_chars:
+                pieces.append((cur_s, cur_e))
+                cur_s = None
+            if cur_s is None:
+                cur_s = hs
+            cur_e = he
+    if cur_s is not None:
+        pieces.append((cur_s, cur_e))
+    chunks = []
+    for i, (s, e) in enumerate(_strip(doc.text, p) for p in pieces):
+        if e <= s:
+            continue
+        spans = tuple((max(a, s) - s, min(b, e) - s) for a, b in doc.poison_spans if a < e and b > s)
+        chunks.append(Chunk(f"{doc.id}#{i}", doc.id, doc.text[s:e], s, e, doc.title, spans))
+    return chunks
+
+
+def chunk_corpus(corpus: Corpus, max_chars: int = MAX_CHUNK_CHARS) -> list[Chunk]:
+    chunks = [c for d in corpus.documents for c in chunk_document(d, max_chars)]
+    if not chunks:
+        raise RagsecError(f"corpus '{corpus.name}' contains no text to index")
+    return chunks
+
+
+def _sentence_bounds(text: str) -> list[tuple[int, int]]:
+    bounds, start = [], 0
+    for m in _SENT_END.finditer(text):
+        bounds.append((start, m.end()))
+        start = m.end()
+    if start < len(text):
+        bounds.append((start, len(text)))
+    return bounds
+
+
+def _strip(text: str, span: tuple[int, int]) -> tuple[int, int]:
+    s, e = span
+    while s < e and text[s].isspace():
+        s += 1
+    while e > s and text[e - 1].isspace():
+        e -= 1
+    return s, e
+
+
+# ---------------------------------------------------------------- loaders
+
+def load_corpus(path: str | Path | None = None, variant: str | None = None) -> Corpus:
+    """Load a corpus from a sample name, a sample folder, JSONL, CSV, PoisonedRAG JSON or a text folder."""
+    p = resolve_corpus_path(path)
+    if p.is_dir() and (p / "corpus.jsonl").exists():
+        corpus = _load_sample_dir(p, variant)
+    elif variant:
+        raise RagsecError("--variant only applies to a sample corpus folder (one with corpus.jsonl)")
+    elif p.is_dir():
+        corpus = Corpus(p.name, _load_text_folder(p), source=str(p))
+    elif p.suffix.lower() == ".jsonl":
+        corpus = Corpus(p.stem, _jsonl_documents(p), source=str(p))
+    elif p.suffix.lower() == ".csv":
+        corpus = Corpus(p.stem, _csv_documents(p), source=str(p))
+    elif p.suffix.lower() == ".json":
+        docs, queries = _attack_json(p)
+        corpus = Corpus(p.stem, docs, queries, source=str(p))
+    else:
+        raise RagsecError(f"unsupported corpus file type '{p.suffix}': use .jsonl, .csv, .json or a folder")
+    if not any(d.text.strip() for d in corpus.documents):
+        raise RagsecError(f"corpus '{p}' is empty: it has no documents with text")
+    return corpus
+
+
+def resolve_corpus_path(path: str | Path | None) -> Path:
+    if path is None or str(path).strip() == "":
+        path = DEFAULT_CORPUS
+    p = Path(path).expanduser()
+    if not p.exists() and (SAMPLE_DIR / str(path)).is_dir():
+        p = SAMPLE_DIR / str(path)
+    if not p.exists():
+        names = ", ".join(sample_corpus_names()) or "none installed"
+        raise RagsecError(f"corpus not found: '{path}' (sample corpora: {names})")
+    return p
+
+
+def sample_corpus_names() -> list[str]:
+    if not SAMPLE_DIR.is_dir():
+        return []
+    return sorted(d.name for d in SAMPLE_DIR.iterdir() if (d / "corpus.jsonl").exists())
+
+
+def variant_names(path: str | Path | None) -> list[str]:
+    folder = resolve_corpus_path(path) / "variants"
+    return sorted(f.stem for f in folder.glob("*.jsonl")) if folder.is_dir() else []
+
+
+def read_text(path: Path) -> str:
+    """UTF-8 (BOM tolerated) or a clear error; NUL bytes mean a binary file, not a corpus."""
+    data = path.read_bytes()
+    if b"\x00" in data:
+        raise RagsecError(f"'{path}' looks like a binary file (NUL bytes), not a text corpus")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise RagsecError(f"'{path}' is not valid UTF-8 (byte {exc.start}): re-encode it as UTF-8") from None
+
+
+def _load_sample_dir(folder: Path, variant: str | None) -> Corpus:
+    docs = _jsonl_documents(folder / "corpus.jsonl")
+    queries_file = folder / "queries.json"
+    queries = _queries(json.loads(read_text(queries_file))) if queries_file.exists() else []
+    name = folder.name
+    if variant:
+        vfile = folder / "variants" / f"{variant}.jsonl"
+        if not vfile.exists():
+            raise RagsecError(f"unknown variant '{variant}' for corpus '{name}' (have: {', '.join(variant_names(folder))})")
+        docs = _upsert(docs, _jsonl_documents(vfile))
+        name = f"{name}+{variant}"
+    return Corpus(name, docs, queries, source=str(folder))
+
+
+def _upsert(base: list[Document], extra: list[Document]) -> list[Document]:
+    """Variant documents replace same-id documents (embedded poison) or are appended (new poison)."""
+    by_id = {d.id: d for d in extra}
+    out = [by_id.pop(d.id, d) for d in base]
+    return out + [d for d in extra if d.id in by_id]
+
+
+def _jsonl_documents(path: Path) -> list[Document]:
+    docs = []
+    for n, line in enumerate(read_text(path).splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise RagsecError(f"{path}:{n}: invalid JSON ({exc.msg})") from None
+        if not isinstance(rec, dict):
+            raise RagsecError(f"{path}:{n}: each line must be a JSON object with 'text'")
+        docs.append(_document(rec, default_id=f"{path.stem}-{n}", where=f"{path}:{n}"))
+    return _unique(docs)
+
+
+def _document(rec: dict[str, Any], default_id: str, where: str) -> Document:
+    text = rec.get("text", rec.get("contents"))
+    if not isinstance(text, str):
+        raise RagsecError(f"{where}: record has no string 'text' field")
+    poison = rec.get("poison") or {}
+    spans = tuple((int(a), int(b)) for a, b in poison.get("spans", []) if 0 <= int(a) < int(b) <= len(text))
+    return Document(
+        id=str(rec.get("id", rec.get("_id", default_id))),
+        text=text,
+        title=str(rec.get("title") or ""),
+        poison_spans=spans,
+        poison_target=poison.get("target"),
+    )
+
+
+def _csv_documents(path: Path) -> list[Document]:
+    reader = csv.DictReader(io.StringIO(read_text(path)))
+    if not reader.fieldnames or "text" not in reader.fieldnames:
+        raise RagsecError(f"'{path}': CSV needs a header row with a 'text' column (and optionally id, title)")
+    docs = [_document(row, default_id=f"{path.stem}-{n}", where=f"{path}:{n + 1}") for n, row in enumerate(reader, 1)]
+    return _unique(docs)
+
+
+def _load_text_folder(folder: Path) -> list[Document]:
+    files = sorted(f for f in folder.rglob("*") if f.is_file() and f.suffix.lower() in TEXT_SUFFIXES)
+    if not files:
+        raise RagsecError(f"folder '{folder}' has no .txt or .md files")
+    return [Document(str(f.relative_to(folder)), read_text(f), f.stem) for f in files]
+
+
+def _attack_json(path: Path) -> tuple[list[Document], list[Query]]:
+    """PoisonedRAG-style attack records: benign `context` passages (if any) plus black-box poisons.
+
+    A poison is stored as `question + ". " + adv_text`, as PoisonedRAG's black-box attack does;
+    the whole passage is its gold span.
+    """
+    try:
+        data = json.loads(read_text(path))
+    except json.JSONDecodeError as exc:
+        raise RagsecError(f"'{path}': invalid JSON ({exc.msg} at line {exc.lineno})") from None
+    records = list(data.values()) if isinstance(data, dict) else data
+    if not isinstance(records, list) or not all(isinstance(r, dict) and "question" in r for r in records):
+        raise RagsecError(f"'{path}': expected PoisonedRAG-style records with 'question' and 'adv_texts'")
+    docs: list[Document] = []
+    queries: list[Query] = []
+    for i, r in enumerate(records):
+        qid = str(r.get("id", i))
+        correct = r.get("correct answer", [])
+        answers = tuple(correct if isinstance(correct, list) else [correct])
+        target = r.get("incorrect answer")
+        queries.append(Query(qid, r["question"], tuple(str(a) for a in answers), target, "adv"))
+        for j, ctx in enumerate(r.get("context", []) or []):
+            docs.append(Document(f"{qid}-ctx{j}", str(ctx.get("text", "")), str(ctx.get("title", ""))))
+        for j, adv in enumerate(r.get("adv_texts", []) or []):
+            text = f"{r['question'].rstrip('?. ')}. {adv}"
+            docs.append(Document(f"{qid}-adv{j}", text, "", ((0, len(text)),), target))
+    return _unique(docs), queries
+
+
+def _queries(raw: Any) -> list[Query]:
+    if not isinstance(raw, list):
+        raise RagsecError("queries.json must be a JSON list")
+    return [
+        Query(str(q["id"]), q["query"], tuple(q.get("answers", [])), q.get("target"), q.get("variant"))
+        for q in raw
+    ]
+
+
+def _unique(docs: list[Document]) -> list[Document]:
+    """Duplicate ids would make traces ambiguous: later duplicates get a '~n' suffix."""
+    seen: dict[str, int] = {}
+    out = []
+    for d in docs:
+        n = seen.get(d.id, 0)
+        seen[d.id] = n + 1
+        out.append(d if n == 0 else Document(f"{d.id}~{n}", d.text, d.title, d.poison_spans, d.poison_target))
+    return out

@@ -1,0 +1,160 @@
+"""Pass-0 (RAGCharacter §4.2, Algorithm 1): a normal RAG run that logs a prompt-anchored trace.
+
+The trace keeps the exact rendered prompt and, for every prompt-used chunk, its offsets [a, e) in that
+prompt, so any later span can be stated in chunk and prompt coordinates and replayed verbatim.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from .corpus import Chunk, Corpus, chunk_corpus
+from .embed import Embedder
+from .errors import RagsecError
+from .llm import LLM, GenerationSettings
+from .paths import cache_dir
+from .retrieval import Hit, HybridRetriever, check_params
+from .trace import Labels, PromptSpan, Trace, TraceHit, compute_signals, new_trace_id, now_iso
+
+MAX_QUERY_CHARS = 2000
+
+SYSTEM_PROMPT = (
+    "You are a helpful assistant. Answer the user's question using the numbered contexts. "
+    "Reply with a short answer of a few words. If the contexts do not contain the answer, "
+    'reply "I don\'t know".'
+)
+
+
+@dataclass(frozen=True)
+class RenderedPrompt:
+    prompt: str
+    spans: list[tuple[int, int]]  # per used hit, offsets of its text in `prompt`
+
+
+def render_prompt(llm: LLM, query: str, texts: list[str], system: str = SYSTEM_PROMPT) -> RenderedPrompt:
+    """Place each context verbatim in the user turn and record where it lands in the final prompt."""
+    parts = ["Contexts:\n"]
+    local: list[tuple[int, int]] = []
+    pos = len(parts[0])
+    for j, text in enumerate(texts, 1):
+        label = f"[{j}] "
+        start = pos + len(label)
+        parts.append(f"{label}{text}\n")
+        local.append((start, start + len(text)))
+        pos += len(label) + len(text) + 1
+    parts.append(f"\nQuestion: {query}\nAnswer:")
+    user = "".join(parts)
+    prompt = llm.render_chat(system, user)
+    base = prompt.find(user)
+    if base < 0:
+        raise RagsecError("the chat template altered the contexts; cannot anchor prompt offsets")
+    spans = [(base + a, base + e) for a, e in local]
+    assert all(prompt[a:e] == t for (a, e), t in zip(spans, texts))
+    return RenderedPrompt(prompt, spans)
+
+
+class Pipeline:
+    """Corpus + retriever + generator: one `ask` produces one Pass-0 trace."""
+
+    def __init__(self, corpus: Corpus, retriever: HybridRetriever, llm: LLM) -> None:
+        self.corpus = corpus
+        self.retriever = retriever
+        self.llm = llm
+
+    @property
+    def chunks(self) -> list[Chunk]:
+        return self.retriever.chunks
+
+    def ask(
+        self,
+        query: str,
+        k: int = 5,
+        alpha: float = 0.5,
+        use: int | None = None,
+        labels: Labels | None = None,
+        settings: GenerationSettings | None = None,
+    ) -> Trace:
+        query = check_query(query)
+        check_params(k, alpha)
+        settings = settings or GenerationSettings()
+        t0 = time.perf_counter()
+        hits = self.retriever.search(query, k=k, alpha=alpha)
+        t1 = time.perf_counter()
+        used = list(range(min(len(hits), use or k)))  # H_U = TopU(H)
+        rendered = render_prompt(self.llm, query, [hits[i].chunk.text for i in used])
+        gen = self.llm.generate(rendered.prompt, settings)
+        labels = labels or self.default_labels(query)
+        signals = compute_signals(gen.text, {i: hits[i].chunk.text for i in used}, labels)
+        return Trace(
+            trace_id=new_trace_id(),
+            created_at=now_iso(),
+            query=query,
+            model={"id": self.llm.model_id, "quantize": self.llm.quantize, "settings": settings.to_dict()},
+            retrieval={
+                "corpus": self.corpus.name,
+                "corpus_source": self.corpus.source,
+                "corpus_hash": self.corpus.content_hash(),
+                "embedder": self.retriever.embedder.model_id,
+                "k": k,
+                "alpha": alpha,
+                "use": len(used),
+            },
+            hits=[trace_hit(h) for h in hits],
+            used=used,
+            system=SYSTEM_PROMPT,
+            prompt=rendered.prompt,
+            spans=[PromptSpan(i, hits[i].chunk.chunk_id, a, e) for i, (a, e) in zip(used, rendered.spans)],
+            answer=gen.text,
+            signals=signals,
+            labels=labels,
+            timing={
+                "retrieval_ms": round((t1 - t0) * 1000, 2),
+                "generation_ms": round(gen.ms, 2),
+                "prompt_tokens": gen.prompt_tokens,
+            },
+        )
+
+    def default_labels(self, query: str) -> Labels:
+        """Labels of a matching demo/attack query shipped with the corpus, else none."""
+        q = self.corpus.labels_for(query)
+        return Labels(q.id, list(q.answers), q.target) if q else Labels()
+
+
+def trace_hit(h: Hit) -> TraceHit:
+    c = h.chunk
+    return TraceHit(
+        rank=h.rank,
+        doc_id=c.doc_id,
+        chunk_id=c.chunk_id,
+        title=c.title,
+        text=c.text,
+        source_start=c.start,
+        source_end=c.end,
+        bm25=h.bm25,
+        dense=h.dense,
+        hybrid=h.hybrid,
+        bm25_norm=h.bm25_norm,
+        dense_norm=h.dense_norm,
+        poison_spans=[list(s) for s in c.poison_spans],
+    )
+
+
+def check_query(query: str) -> str:
+    if not isinstance(query, str) or not query.strip():
+        raise RagsecError("the query is empty: type a question")
+    if len(query) > MAX_QUERY_CHARS:
+        raise RagsecError(f"the query is too long ({len(query)} characters; at most {MAX_QUERY_CHARS})")
+    return query.strip()
+
+
+def build_retriever(
+    corpus: Corpus, embedder: Embedder, progress: Callable[[int, int], None] | None = None
+) -> HybridRetriever:
+    return HybridRetriever.build(chunk_corpus(corpus), embedder, cache_root=index_cache(), progress=progress)
+
+
+def index_cache() -> Path:
+    return cache_dir() / "indexes"

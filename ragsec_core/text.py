@@ -1,0 +1,42 @@
+"""Safe display of attacker-controlled text (corpus passages, model output).
+
+Invisible characters (zero-width, bidi overrides, other format/control code points) are a known way
+to hide poison from a human reader (Trojan-Source style), so views show them as explicit markers
+instead of passing them through.
+"""
+
+from __future__ import annotations
+
+import html
+import unicodedata
+
+_HIDDEN_CATEGORIES = {"Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp"}
+
+
+def is_hidden(ch: str) -> bool:
+    return unicodedata.category(ch) in _HIDDEN_CATEGORIES and ch not in "\n\t"
+
+
+def escape_controls(text: str, keep_newlines: bool = False) -> str:
+    """Replace hidden characters with `\\xNN` / `\\uNNNN` escapes (for terminals and plain text)."""
+    out = []
+    for ch in text:
+        if ch == "\n" and keep_newlines:
+            out.append(ch)
+        elif ch in "\n\t" or is_hidden(ch):
+            cp = ord(ch)
+            out.append(f"\\x{cp:02x}" if cp < 0x100 else f"\\u{cp:04x}" if cp < 0x10000 else f"\\U{cp:08x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def html_visible(text: str) -> str:
+    """HTML-escaped text with each hidden character shown as a marked `[U+XXXX]` badge."""
+    out = []
+    for ch in text:
+        if is_hidden(ch):
+            out.append(f'<span class="hidden-char" title="invisible character">[U+{ord(ch):04X}]</span>')
+        else:
+            out.append(html.escape(ch, quote=True))
+    return "".join(out)

@@ -1,0 +1,83 @@
+"""Session fixtures: the real SmolLM2 and MiniLM load once; indexes are real FAISS + BM25."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+@pytest.fixture(scope="session")
+def llm():
+    from ragsec_core.llm import load_llm
+
+    return load_llm()
+
+
+@pytest.fixture(scope="session")
+def embedder():
+    from ragsec_core.embed import Embedder
+
+    return Embedder()
+
+
+@pytest.fixture(scope="session")
+def pipeline(llm, embedder) -> Callable[..., object]:
+    """`pipeline(name, variant=None)` -> a cached Pipeline over a sample corpus."""
+    from ragsec_core.corpus import load_corpus
+    from ragsec_core.rag import Pipeline, build_retriever
+
+    cache: dict[tuple[str, str | None], Pipeline] = {}
+
+    def make(name: str, variant: str | None = None) -> Pipeline:
+        if (name, variant) not in cache:
+            corpus = load_corpus(name, variant)
+            cache[(name, variant)] = Pipeline(corpus, build_retriever(corpus, embedder), llm)
+        return cache[(name, variant)]
+
+    return make
+
+
+def shared_data(*parts: str) -> Path:
+    path = SHARED_DATA.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"real attack data not present at {path} (only the dev checkout has ../shared/data)")
+    return path
+
+
+@pytest.fixture
+def make_trace():
+    """A structurally complete trace built by hand, for store and predicate tests that need no model."""
+    from ragsec_core.trace import Labels, PromptSpan, Trace, TraceHit, compute_signals, new_trace_id, now_iso
+
+    def make(answer: str = "Sydney", labels: Labels | None = None) -> Trace:
+        text = "Australia's capital is Sydney."
+        prompt = f"Contexts:\n[1] {text}\nQuestion: q\nAnswer:"
+        a = prompt.index(text)
+        hit = TraceHit(1, "d", "d#0", "", text, 0, len(text), 1.0, 0.5, 1.0, 1.0, 1.0)
+        labels = labels or Labels()
+        return Trace(
+            trace_id=new_trace_id(),
+            created_at=now_iso(),
+            query="What is the capital of Australia?",
+            model={"id": "m", "quantize": "none", "settings": {"max_new_tokens": 8, "do_sample": False, "temperature": 1.0, "seed": 0}},
+            retrieval={"corpus": "c", "corpus_source": "", "corpus_hash": "0" * 64, "embedder": "e", "k": 1, "alpha": 0.5, "use": 1},
+            hits=[hit],
+            used=[0],
+            system="s",
+            prompt=prompt,
+            spans=[PromptSpan(0, "d#0", a, a + len(text))],
+            answer=answer,
+            signals=compute_signals(answer, {0: text}, labels),
+            labels=labels,
+            timing={"retrieval_ms": 1.0, "generation_ms": 1.0, "prompt_tokens": 10},
+        )
+
+    return make

@@ -1,0 +1,34 @@
+"""The Investigate page through Streamlit's AppTest (same process, real models)."""
+
+from streamlit.testing.v1 import AppTest
+
+from .conftest import REPO
+
+
+def test_investigate_page_answers_and_shows_trace(tmp_path, monkeypatch):
+    monkeypatch.setenv("RAGSEC_HOME", str(tmp_path))  # trace store in a scratch folder
+    monkeypatch.chdir(REPO)
+    at = AppTest.from_file(str(REPO / "pages" / "investigate.py"), default_timeout=300)
+    at.run()
+    assert not at.exception
+    at.selectbox(key="corpus").select("secops").run()
+    at.selectbox(key="variant").select("embedded").run()
+    at.selectbox(key="example").select("What is the hostname of the bastion host?").run()
+    assert at.text_input(key="query").value == "What is the hostname of the bastion host?"
+    at.button(key="ask").click().run()
+    assert not at.exception and not at.error
+    codes = [c.value for c in at.code]
+    trace_id = codes[1]
+    assert len(trace_id) > 10 and (tmp_path / "data" / "traces.jsonl").read_text().count(trace_id) == 1
+    assert len(at.dataframe) == 1 and len(at.dataframe[0].value) == 5
+    assert [m.label for m in at.metric][:2] == ["PAR", "T_ASR"]
+
+
+def test_investigate_page_reports_bad_query(tmp_path, monkeypatch):
+    monkeypatch.setenv("RAGSEC_HOME", str(tmp_path))
+    monkeypatch.chdir(REPO)
+    at = AppTest.from_file(str(REPO / "pages" / "investigate.py"), default_timeout=300)
+    at.run()
+    at.text_input(key="query").input("   ").run()
+    at.button(key="ask").click().run()
+    assert at.error and "empty" in at.error[0].value
