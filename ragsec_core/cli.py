@@ -87,9 +87,7 @@ def _store(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 
 def cmd_ask(args: argparse.Namespace) -> int:
     from .corpus import load_corpus
-    from .llm import GenerationSettings
-    from .rag import check_query
-    from .retrieval import check_params
+    from .inputs import check_params, check_query
     from .trace import Labels
 
     # Cheap checks first, so a typo fails in milliseconds rather than after a model load.
@@ -102,6 +100,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
     if args.model and not Path(args.model).expanduser().exists():
         raise RagsecError(f"model path not found: '{args.model}'")
     corpus = load_corpus(args.corpus, args.variant)
+    from .llm import GenerationSettings
+
     pipeline = _pipeline(corpus, args)
     labels = Labels(None, list(args.answer), args.target) if (args.answer or args.target) else None
     settings = GenerationSettings(max_new_tokens=args.max_new_tokens)

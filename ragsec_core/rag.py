@@ -16,10 +16,9 @@ from .embed import Embedder
 from .errors import RagsecError
 from .llm import LLM, GenerationSettings
 from .paths import cache_dir
-from .retrieval import Hit, HybridRetriever, check_params
+from .inputs import check_params, check_query
+from .retrieval import Hit, HybridRetriever
 from .trace import Labels, PromptSpan, Trace, TraceHit, compute_signals, new_trace_id, now_iso
-
-MAX_QUERY_CHARS = 2000
 
 SYSTEM_PROMPT = (
     "You are a helpful assistant. Answer the user's question using the numbered contexts. "
@@ -140,14 +139,6 @@ def trace_hit(h: Hit) -> TraceHit:
         dense_norm=h.dense_norm,
         poison_spans=[list(s) for s in c.poison_spans],
     )
-
-
-def check_query(query: str) -> str:
-    if not isinstance(query, str) or not query.strip():
-        raise RagsecError("the query is empty: type a question")
-    if len(query) > MAX_QUERY_CHARS:
-        raise RagsecError(f"the query is too long ({len(query)} characters; at most {MAX_QUERY_CHARS})")
-    return query.strip()
 
 
 def build_retriever(

@@ -25,7 +25,7 @@ from scipy import sparse
 
 from .corpus import Chunk
 from .embed import Embedder
-from .errors import RagsecError
+from .inputs import check_params
 
 INDEX_FORMAT = 1
 _TOKEN = re.compile(r"\w+", re.UNICODE)
@@ -171,13 +171,6 @@ class HybridRetriever:
 def minmax(x: np.ndarray) -> np.ndarray:
     lo, hi = float(x.min()), float(x.max())
     return (x - lo) / (hi - lo) if hi > lo else np.zeros_like(x)
-
-
-def check_params(k: int, alpha: float) -> None:
-    if not isinstance(k, int) or k < 1:
-        raise RagsecError(f"k must be an integer >= 1 (got {k})")
-    if not 0.0 <= alpha <= 1.0:
-        raise RagsecError(f"alpha must be within [0, 1] (got {alpha})")
 
 
 def index_key(chunks: list[Chunk], embedder_id: str) -> str:

