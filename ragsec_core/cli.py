@@ -7,6 +7,8 @@ control characters made visible, because it is attacker-controlled and could dri
 from __future__ import annotations
 
 import argparse
+import importlib
+import importlib.util
 import json
 import sys
 from collections.abc import Sequence
@@ -15,6 +17,9 @@ from pathlib import Path
 from .errors import RagsecError
 
 EXIT_USAGE = 2
+# Each benchmark module exposes `register(subparsers)`, adding `ragsec bench NAME`; it must import
+# heavy dependencies (torch, models) inside its command function, not at module level.
+BENCH_MODULES = ("ragsec_core.traceback_bench", "ragsec_core.dscan_bench", "ragsec_core.chameleon_bench")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -61,8 +66,25 @@ def build_parser() -> argparse.ArgumentParser:
     ts.add_argument("--json", action="store_true")
     ts.set_defaults(func=cmd_traces_show)
 
+    tr = sub.add_parser("trace", help="Pass-1: trace a stored answer back to the characters that caused it")
+    tr.add_argument("trace_id")
+    tr.add_argument("--trigger", default="PAR", choices=["PAR", "T_ASR", "CONFUSION", "ANY", "ALWAYS"])
+    tr.add_argument("--objective", default="event", choices=["event", "oracle"])
+    tr.add_argument("--mask-mode", default="delete", choices=["delete", "placeholder"])
+    tr.add_argument("--out", default=None, help="artifact path (default: <data dir>/artifacts/ID.pass1.json)")
+    _model_args(tr)
+    _store_arg(tr)
+    tr.add_argument("--json", action="store_true", help="print the whole artifact as JSON")
+    tr.set_defaults(func=cmd_trace)
+
     corpora = sub.add_parser("corpora", help="list the sample corpora and their poisoned variants")
     corpora.set_defaults(func=cmd_corpora)
+
+    bench = sub.add_parser("bench", help="benchmarks on real attack data")
+    bench_sub = bench.add_subparsers(dest="bench", required=True)
+    for module in BENCH_MODULES:
+        if importlib.util.find_spec(module) is not None:
+            importlib.import_module(module).register(bench_sub)
     return p
 
 
@@ -172,6 +194,32 @@ def cmd_traces_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_trace(args: argparse.Namespace) -> int:
+    from .atomic import write_text_atomic
+    from .paths import data_dir
+    from .trace import triggered
+
+    trace = _store(args).get(args.trace_id)
+    if not triggered(trace, args.trigger):
+        print(f"trace {trace.trace_id}: trigger {args.trigger} does not fire; nothing to trace", file=sys.stderr)
+    from .llm import load_llm
+    from .traceback import run_pass1
+
+    llm = load_llm(args.model, args.quantize)
+    if llm.model_id != trace.model["id"]:
+        print(f"warning: trace was made with '{trace.model['id']}', replaying with '{llm.model_id}'", file=sys.stderr)
+    result = run_pass1(llm, trace, args.trigger, args.objective, args.mask_mode)
+    out = Path(args.out) if args.out else data_dir() / "artifacts" / f"{trace.trace_id}.pass1.json"
+    text = json.dumps({"trace": trace.to_dict(), "pass1": result.to_dict()}, ensure_ascii=False, indent=2)
+    write_text_atomic(out, text)
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=2))
+    else:
+        print_pass1(result)
+    print(f"artifact: {out}", file=sys.stderr)
+    return 0
+
+
 def cmd_corpora(args: argparse.Namespace) -> int:
     from .corpus import sample_corpus_names, variant_names
 
@@ -205,6 +253,22 @@ def print_trace(trace) -> None:  # type: ignore[no-untyped-def]
             f"dense={h.dense:.3f}  {visible(h.text, 90)}"
         )
     print(" (* = placed in the prompt)")
+
+
+def print_pass1(res) -> None:  # type: ignore[no-untyped-def]
+    print(f"Trace {res.trace_id}: trigger {res.trigger} {'fired' if res.triggered else 'did not fire'}")
+    print(f"Original answer:  {visible(res.original_answer)}")
+    for r in res.rounds:
+        print(f"Round {r.index + 1} ({r.path}):")
+        if r.attribution:
+            a = r.attribution
+            print(f"  attribution  {visible(a.chunk_id)} chars [{a.local[0]}, {a.local[1]}) prompt [{a.prompt[0]}, {a.prompt[1]}): {visible(a.text)!r}")
+        if r.causal:
+            c = r.causal
+            print(f"  causal       {visible(c.chunk_id)} chars [{c.local[0]}, {c.local[1]}) prompt [{c.prompt[0]}, {c.prompt[1]}): {visible(c.text)!r}")
+        print(f"  answer with the mask: {visible(r.answer_after)}")
+    print(f"Sanitised answer: {visible(res.final_answer)}  ({'event gone' if res.resolved else 'event persists'})")
+    print(f"Cost: {res.model_calls} model calls, {res.forward_pass_equivalents} forward-pass equivalents, {res.ms / 1000:.1f} s")
 
 
 if __name__ == "__main__":

@@ -176,11 +176,16 @@ TRIGGERS: dict[str, Callable[[Signals], bool]] = {
 }
 
 
-def triggered(trace: Trace, trigger: str = "PAR") -> bool:
+def fires(signals: Signals, trigger: str = "PAR") -> bool:
     try:
-        return TRIGGERS[trigger.upper()](trace.signals)
+        return TRIGGERS[trigger.upper()](signals)
     except KeyError:
         raise RagsecError(f"unknown trigger '{trigger}' (choose from {', '.join(TRIGGERS)})") from None
+
+
+def triggered(trace: Trace, trigger: str = "PAR") -> bool:
+    """Evaluate a trigger on the signals logged in Pass-0 (no new model call)."""
+    return fires(trace.signals, trigger)
 
 
 # ---------------------------------------------------------------- schema validation

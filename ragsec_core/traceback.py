@@ -1,0 +1,327 @@
+"""RAGCharacter Pass-1 (§4.3, Algorithm 2): event-conditioned character-level traceback of one trace.
+
+Given a triggered Pass-0 trace, each round masks candidate evidence in the logged prompt and replays
+the model: answer-anchored fast path, then chunk screening, sentence-first refinement, phrase proposals
+and bisection to a minimal causal span; the span joins a cumulative mask set and the next round starts
+from the sanitised prompt until the trigger is gone (at most 3 rounds).
+
+Two outputs stay apart, as in the paper: the *attribution* span (reported and scored; the answer-anchored
+rule, grown to the claim that carries it) and the *causal* span (the minimal mask found by replay).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from .llm import LLM, GenerationSettings
+from .replay import ReplayEngine
+from .spans import (
+    Span,
+    apply_masks,
+    attribution_span,
+    bisect_minimal,
+    candidate_spans,
+    length,
+    overlaps,
+    rank_sentences,
+    sentence_spans,
+)
+from .trace import Trace, compute_signals, contains_norm, fires, triggered
+from .trace import overlaps as answer_overlaps
+
+OBJECTIVES = ("event", "oracle")
+
+
+@dataclass(frozen=True)
+class Budgets:
+    """The paper's implementation defaults."""
+
+    max_chunks: int = 5
+    max_sentences: int = 5
+    kept_regions: int = 2
+    max_span_candidates: int = 12
+    max_bisect_steps: int = 6
+    min_span_len: int = 4
+    max_rounds: int = 3
+    early_stop: bool = True
+
+
+@dataclass
+class SpanRecord:
+    hit: int
+    chunk_id: str
+    rank: int
+    local: list[int]  # [l, r) in the chunk text
+    prompt: list[int]  # [a, b) in the Pass-0 prompt; prompt[a:b] == chunk[l:r]
+    text: str
+
+
+@dataclass
+class Test:
+    round: int
+    stage: str  # fast_path | chunk | sentence | phrase | bisect | final
+    spans: list[SpanRecord]  # what this test masked (on top of earlier rounds' masks)
+    answer: str
+    influence: float  # drop in mean log-prob of the round's event answer
+    success: bool  # the trigger no longer fires
+    ms: float
+    cached: bool
+
+
+@dataclass
+class Round:
+    index: int
+    event_answer: str
+    anchor: str
+    path: str  # fast_path | search | fallback_chunk
+    attribution: SpanRecord | None
+    causal: SpanRecord | None
+    answer_after: str
+    resolved: bool
+    reproduced: bool  # replaying the round's unmasked prompt gave the round's event answer
+
+
+@dataclass
+class TracebackResult:
+    trace_id: str
+    trigger: str
+    objective: str
+    mask_mode: str
+    triggered: bool
+    rounds: list[Round] = field(default_factory=list)
+    tests: list[Test] = field(default_factory=list)
+    attribution: list[SpanRecord] = field(default_factory=list)
+    causal: list[SpanRecord] = field(default_factory=list)
+    mask_kind: str = "none"  # mask_span (one span) | mask_multi (several)
+    original_answer: str = ""
+    final_answer: str = ""
+    resolved: bool = False
+    model_calls: int = 0
+    forward_pass_equivalents: float = 0.0
+    ms: float = 0.0
+    budgets: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    answer: str
+    influence: float
+    success: bool
+
+
+class Pass1:
+    """One traceback session over one trace; holds the replay engine and the cumulative mask set."""
+
+    def __init__(
+        self,
+        llm: LLM,
+        trace: Trace,
+        trigger: str = "PAR",
+        objective: str = "event",
+        mask_mode: str = "delete",
+        budgets: Budgets | None = None,
+    ) -> None:
+        if objective not in OBJECTIVES:
+            raise ValueError(f"objective must be one of {OBJECTIVES}")
+        self.trace, self.trigger, self.objective, self.mask_mode = trace, trigger, objective, mask_mode
+        self.b = budgets or Budgets()
+        settings = GenerationSettings(**trace.model["settings"])
+        self.engine = ReplayEngine(llm, trace.prompt, settings)
+        self.blocks = {s.hit: s for s in trace.spans}  # used hit -> prompt offsets
+        self.masks: list[Span] = []  # cumulative, prompt-global
+        self.result = TracebackResult(
+            trace.trace_id, trigger, objective, mask_mode, triggered(trace, trigger),
+            original_answer=trace.answer, budgets=asdict(self.b),
+        )
+        self._round = 0
+        self._ref = trace.answer
+        self._base_lp = 0.0
+
+    # ------------------------------------------------------------ coordinates and tests
+    def record(self, hit: int, local: Span) -> SpanRecord:
+        h, block = self.trace.hits[hit], self.blocks[hit]
+        a = block.start + local[0]
+        return SpanRecord(hit, h.chunk_id, h.rank, list(local), [a, block.start + local[1]], h.text[local[0] : local[1]])
+
+    def _signals_ok(self, answer: str, masks: Sequence[Span]) -> bool:
+        """A test succeeds when the replayed answer no longer carries the event: it stops repeating the
+        event anchor and the trigger, re-evaluated on the masked evidence, no longer fires (`event`);
+        or, with `oracle`, it no longer matches the known target."""
+        if self.objective == "oracle" and self.trace.labels.target:
+            return not answer_overlaps(answer, self.trace.labels.target)
+        if answer_overlaps(answer, self._anchor):
+            return False
+        masked_texts = {
+            i: apply_masks(self.trace.hits[i].text, self._local_masks(i, masks), self.mask_mode) for i in self.trace.used
+        }
+        return not fires(compute_signals(answer, masked_texts, self.trace.labels), self.trigger)
+
+    def test(self, stage: str, spans: list[SpanRecord]) -> _Outcome:
+        extra = [tuple(s.prompt) for s in spans]
+        all_masks = self.masks + extra  # type: ignore[operator]
+        prompt = apply_masks(self.trace.prompt, all_masks, self.mask_mode)
+        before = self.engine.calls
+        r = self.engine.replay(prompt, self._ref)
+        out = _Outcome(r.answer, self._base_lp - r.logprob, self._signals_ok(r.answer, all_masks))
+        cached = self.engine.calls == before
+        self.result.tests.append(Test(self._round, stage, spans, r.answer, round(out.influence, 4), out.success, round(r.ms, 1), cached))
+        return out
+
+    # ------------------------------------------------------------ the algorithm
+    def run(self) -> TracebackResult:
+        t0 = time.perf_counter()
+        answer = self.trace.answer
+        if self.result.triggered:
+            for t in range(self.b.max_rounds):
+                self._round = t
+                rnd = self._run_round(answer)
+                self.result.rounds.append(rnd)
+                answer = rnd.answer_after
+                if rnd.resolved or rnd.causal is None:
+                    break
+        res = self.result
+        res.final_answer = answer
+        res.resolved = bool(res.rounds and res.rounds[-1].resolved)
+        res.mask_kind = {0: "none", 1: "mask_span"}.get(len(res.causal), "mask_multi")
+        res.model_calls = self.engine.calls
+        res.forward_pass_equivalents = round(self.engine.forward_pass_equivalents(), 2)
+        res.ms = round((time.perf_counter() - t0) * 1000, 1)
+        return res
+
+    def _run_round(self, answer: str) -> Round:
+        self._ref = answer
+        self._anchor = self._event_anchor(answer)
+        base_prompt = apply_masks(self.trace.prompt, self.masks, self.mask_mode)
+        base = self.engine.replay(base_prompt, answer)
+        self._base_lp = base.logprob
+        found = self._fast_path() or self._search()
+        path, attribution, causal = found
+        self.masks.append(tuple(causal.prompt))  # type: ignore[arg-type]
+        self.result.causal.append(causal)
+        if attribution:
+            self.result.attribution.append(attribution)
+        final = self.test("final", [])
+        return Round(
+            self._round, answer, self._anchor, path, attribution, causal, final.answer, final.success, base.answer == answer
+        )
+
+    def _event_anchor(self, answer: str) -> str:
+        """The string the event is about: the adopted target when labels name it, else the answer."""
+        target = self.trace.labels.target
+        return target if target and answer_overlaps(answer, target) else answer
+
+    def _used_live(self) -> list[int]:
+        """Used hits in rank order that still have unmasked text."""
+        return [i for i in self.trace.used if length(self._local_masks(i)) < len(self.trace.hits[i].text)]
+
+    def _local_masks(self, hit: int, masks: Sequence[Span] | None = None) -> list[Span]:
+        """Prompt-global masks clipped to one used chunk, in chunk-local coordinates."""
+        blk = self.blocks[hit]
+        return [
+            (max(s, blk.start) - blk.start, min(e, blk.end) - blk.start)
+            for s, e in (self.masks if masks is None else masks)
+            if overlaps((s, e), (blk.start, blk.end))
+        ]
+
+    def _fast_path(self) -> tuple[str, SpanRecord | None, SpanRecord] | None:
+        for i in self._used_live():
+            text = self.trace.hits[i].text
+            if not contains_norm(text, self._anchor):
+                continue
+            span = attribution_span(text, self._anchor)
+            if span is None or any(overlaps(span, m) for m in self._local_masks(i)):
+                return None
+            rec = self.record(i, span)
+            if self.test("fast_path", [rec]).success:
+                return "fast_path", self._grow(i, span), rec
+            return None
+        return None
+
+    def _search(self) -> tuple[str, SpanRecord | None, SpanRecord]:
+        live = self._used_live()
+        holders = [i for i in live if contains_norm(self.trace.hits[i].text, self._anchor)]
+        scored = []
+        for i in (holders or live)[: self.b.max_chunks]:
+            text = self.trace.hits[i].text
+            out = self.test("chunk", [self.record(i, (0, len(text)))])
+            scored.append((out.success, out.influence, -self.trace.hits[i].rank, i))
+            if out.success and self.b.early_stop:
+                break
+        if not scored:
+            i = live[0] if live else self.trace.used[0]
+            whole = self.record(i, (0, len(self.trace.hits[i].text)))
+            return "fallback_chunk", whole, whole
+        hit = max(scored)[3]
+        text = self.trace.hits[hit].text
+        masked = self._local_masks(hit)
+        sent_scores = []
+        for s in rank_sentences(text, self._anchor, masked)[: self.b.max_sentences]:
+            out = self.test("sentence", [self.record(hit, s)])
+            sent_scores.append((out.success, out.influence, -s[0], s))
+        sent_scores.sort(reverse=True)
+        regions = [s for *_, s in sent_scores[: self.b.kept_regions]]
+        if sent_scores and sent_scores[0][0]:
+            seed, seed_out = sent_scores[0][3], _Outcome("", sent_scores[0][1], True)
+        else:
+            props = candidate_spans(text, self._anchor, regions, masked, self.b.max_span_candidates)
+            best = None
+            for p in props:
+                out = self.test("phrase", [self.record(hit, p)])
+                if best is None or (out.success, out.influence) > (best[1].success, best[1].influence):
+                    best = (p, out)
+            if best is None:
+                whole = self.record(hit, (0, len(text)))
+                return "fallback_chunk", whole, whole
+            seed, seed_out = best
+        causal = self._bisect(hit, seed, seed_out)
+        attr = attribution_span(text, self._anchor)
+        attr_rec = self._grow(hit, attr) if attr and not any(overlaps(attr, m) for m in masked) else self.record(hit, causal)
+        return "search", attr_rec, self.record(hit, causal)
+
+    def _bisect(self, hit: int, seed: Span, seed_out: _Outcome) -> Span:
+        text = self.trace.hits[hit].text
+
+        def better(half: Span) -> bool:
+            out = self.test("bisect", [self.record(hit, half)])
+            return out.success if seed_out.success else out.influence >= seed_out.influence
+
+        span, _ = bisect_minimal(text, seed, better, self.b.max_bisect_steps, self.b.min_span_len)
+        return span
+
+    def _grow(self, hit: int, span: Span) -> SpanRecord:
+        """Attribution span grown from the answer anchor to the sentence(s) stating the claim: the
+        contiguous run of sentences that repeat the anchor, so a multi-sentence planted claim is
+        reported whole while benign host sentences around it are left out."""
+        text = self.trace.hits[hit].text
+        sents = sentence_spans(text)
+        own = [k for k, s in enumerate(sents) if s[0] <= span[0] < s[1]]
+        if not own:
+            return self.record(hit, span)
+        lo = hi = own[0]
+        while lo > 0 and contains_norm(text[sents[lo - 1][0] : sents[lo - 1][1]], self._anchor):
+            lo -= 1
+        while hi + 1 < len(sents) and contains_norm(text[sents[hi + 1][0] : sents[hi + 1][1]], self._anchor):
+            hi += 1
+        return self.record(hit, (sents[lo][0], sents[hi][1]))
+
+
+def run_pass1(
+    llm: LLM,
+    trace: Trace,
+    trigger: str = "PAR",
+    objective: str = "event",
+    mask_mode: str = "delete",
+    budgets: Budgets | None = None,
+) -> TracebackResult:
+    """Pass-1 on one trace. Untriggered traces return at once with `triggered=False` (no model call)."""
+    if not triggered(trace, trigger):
+        b = budgets or Budgets()
+        return TracebackResult(trace.trace_id, trigger, objective, mask_mode, False, original_answer=trace.answer,
+                               final_answer=trace.answer, budgets=asdict(b))
+    return Pass1(llm, trace, trigger, objective, mask_mode, budgets).run()

@@ -1,0 +1,80 @@
+"""Span algebra and metrics on hand-computed cases (no model)."""
+
+import pytest
+
+from ragsec_core.metrics import char_scores, wilson
+from ragsec_core.spans import (
+    apply_masks,
+    attribution_span,
+    bisect_minimal,
+    candidate_spans,
+    merge,
+    rank_sentences,
+    sentence_spans,
+)
+
+C3 = "Reference note: The correct answer is Sydney. Australia's capital is Sydney. Ok."
+
+
+def test_merge_and_masks():
+    assert merge([(5, 8), (0, 2), (1, 3), (8, 9)]) == [(0, 3), (5, 9)]
+    assert apply_masks("abcdefghij", [(2, 4), (3, 6)]) == "abghij"
+    assert apply_masks("abcdef", [(1, 2)], "placeholder") == "a[removed]cdef"
+    with pytest.raises(ValueError):
+        apply_masks("x", [], "blur")
+
+
+def test_sentences_are_offsets_into_the_text():
+    spans = sentence_spans(C3)
+    assert [C3[a:b] for a, b in spans] == ["Reference note: The correct answer is Sydney.", "Australia's capital is Sydney.", "Ok."]
+    ranked = rank_sentences(C3, "Sydney")
+    assert [C3[a:b] for a, b in ranked] == ["Reference note: The correct answer is Sydney.", "Australia's capital is Sydney."]
+    assert rank_sentences(C3, "Sydney", masked=[(0, 10)]) == [ranked[1]]  # overlaps an earlier mask
+
+
+def test_attribution_rule_priority():
+    assert C3[slice(*attribution_span(C3, "sydney"))] == "Sydney"  # exact, case-insensitive
+    text = "The prize went to Marie Curie in 1911."
+    assert text[slice(*attribution_span(text, "Marie Curie, the physicist"))] == "Marie Curie"  # capitalised phrase
+    assert text[slice(*attribution_span(text, "prize money"))] == "prize"  # first token
+    assert attribution_span(text, "zebra") is None
+
+
+def test_candidate_spans_prefer_answer_and_kept_regions():
+    cands = candidate_spans(C3, "Sydney", limit=12)
+    assert len(cands) <= 12 and C3[slice(*cands[0])] == "Sydney"
+    region = sentence_spans(C3)[1]
+    inside = candidate_spans(C3, "Sydney", regions=[region])
+    assert all(region[0] <= a and b <= region[1] for a, b in inside)
+    assert candidate_spans(C3, "Sydney", masked=[(0, len(C3))]) == []
+
+
+def test_bisection_shrinks_to_the_needle_and_respects_min_len():
+    text = "one two three four SECRET five six seven eight"
+    needle = text.index("SECRET")
+    calls = []
+
+    def better(span):
+        calls.append(span)
+        return span[0] <= needle and needle + 6 <= span[1]
+
+    span, steps = bisect_minimal(text, (0, len(text)), better, max_steps=6, min_len=4)
+    assert text[span[0]:span[1]] == "SECRET" and steps <= 6
+    short, _ = bisect_minimal("abcdefgh", (0, 8), lambda s: True, max_steps=6, min_len=4)
+    assert short[1] - short[0] >= 4
+
+
+def test_char_metrics_hand_computed():
+    s = char_scores([(0, 10)], [(5, 15)])
+    assert (s.precision, s.recall, s.iou, s.fpr) == (0.5, 0.5, 5 / 15, 0.5)
+    assert s.f1 == pytest.approx(0.5)
+    perfect = char_scores([(0, 4), (4, 8)], [(0, 8)])
+    assert (perfect.f1, perfect.iou, perfect.fpr) == (1.0, 1.0, 0.0)
+    miss = char_scores([(20, 30)], [(0, 8)])
+    assert (miss.f1, miss.iou, miss.fpr) == (0.0, 0.0, 1.0)
+    assert char_scores([], [(0, 8)]).f1 == 0.0
+
+
+def test_wilson_interval():
+    lo, hi = wilson(8, 10)
+    assert lo == pytest.approx(0.4902, abs=1e-4) and hi == pytest.approx(0.9433, abs=1e-4)

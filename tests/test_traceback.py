@@ -1,0 +1,105 @@
+"""Pass-1 on real SmolLM2 traces of planted poisons in the sample corpora."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from ragsec_core.replay import ReplayEngine
+from ragsec_core.spans import apply_masks, overlaps
+from ragsec_core.trace import TraceStore
+from ragsec_core.traceback import Budgets, run_pass1
+
+from .conftest import REPO
+
+
+@pytest.fixture(scope="module")
+def bastion(pipeline):
+    p = pipeline("secops", "embedded")
+    trace = p.ask("What is the hostname of the bastion host?")
+    assert trace.signals.par, trace.answer
+    return trace
+
+
+def _gold_prompt_spans(trace):
+    blocks = {s.hit: s for s in trace.spans}
+    return [(blocks[i].start + a, blocks[i].start + b) for i in trace.used for a, b in trace.hits[i].poison_spans]
+
+
+def _round_trips(trace, rec):
+    chunk = trace.hits[rec.hit].text
+    assert trace.prompt[rec.prompt[0]:rec.prompt[1]] == chunk[rec.local[0]:rec.local[1]] == rec.text
+
+
+def test_planted_poison_is_traced_to_its_characters_and_the_replay_loses_the_event(llm, bastion):
+    res = run_pass1(llm, bastion)
+    assert res.triggered and res.resolved and res.rounds[0].reproduced
+    assert bastion.labels.target not in res.final_answer
+    gold = _gold_prompt_spans(bastion)
+    assert any(overlaps(tuple(a.prompt), g) for a in res.attribution for g in gold)
+    assert any(overlaps(tuple(c.prompt), g) for c in res.causal for g in gold)
+    for rec in res.attribution + res.causal + [s for t in res.tests for s in t.spans]:
+        _round_trips(bastion, rec)
+    assert res.model_calls >= 2 and res.tests[-1].stage == "final"
+    json.dumps(res.to_dict())  # the artifact is plain JSON
+
+
+def test_multi_poison_search_path_and_budgets(llm, pipeline):
+    trace = pipeline("general", "multi").ask("What is the capital of Australia?")
+    assert trace.signals.par, trace.answer
+    res = run_pass1(llm, trace, budgets=Budgets(max_rounds=2))
+    assert 1 <= len(res.rounds) <= 2
+    by_stage = {}
+    for t in res.tests:
+        by_stage[t.stage] = by_stage.get(t.stage, 0) + 1
+    assert by_stage.get("chunk", 0) <= 5 * len(res.rounds) and by_stage.get("sentence", 0) <= 5 * len(res.rounds)
+    assert by_stage.get("phrase", 0) <= 12 * len(res.rounds) and by_stage.get("bisect", 0) <= 12 * len(res.rounds)
+    for c in res.causal:
+        assert len(c.text) >= 4
+        _round_trips(trace, c)
+    gold = _gold_prompt_spans(trace)
+    assert any(overlaps(tuple(a.prompt), g) for a in res.attribution for g in gold)
+    if res.resolved:
+        assert not trace.labels.target.lower() in res.final_answer.lower()
+
+
+def test_replay_engine_matches_plain_generation(llm, bastion):
+    engine = ReplayEngine(llm, bastion.prompt)
+    blk = bastion.spans[0]
+    variants = [
+        bastion.prompt,
+        apply_masks(bastion.prompt, [(blk.start, blk.end)]),
+        apply_masks(bastion.prompt, [(blk.start + 3, blk.start + 30)], "placeholder"),
+        apply_masks(bastion.prompt, [(bastion.spans[-1].start, bastion.spans[-1].end)]),
+    ]
+    for v in variants:
+        assert engine.replay(v, bastion.answer).answer == llm.generate(v).text
+    calls = engine.calls
+    engine.replay(variants[1], bastion.answer)
+    assert engine.calls == calls  # memoised
+    assert engine.replay(variants[0], bastion.answer).reused_tokens > 0
+
+
+def test_untriggered_trace_costs_no_model_call(llm, pipeline):
+    clean = pipeline("secops").ask("What is the hostname of the bastion host?")
+    assert not clean.signals.par
+    res = run_pass1(llm, clean)
+    assert not res.triggered and res.model_calls == 0 and res.rounds == []
+
+
+def test_cli_trace_writes_an_atomic_artifact(tmp_path, bastion):
+    store = tmp_path / "traces.jsonl"
+    TraceStore(store).append(bastion)
+    out = tmp_path / "artifact.json"
+    r = subprocess.run(
+        [sys.executable, "-m", "ragsec_core.cli", "trace", bastion.trace_id, "--store", str(store), "--out", str(out)],
+        capture_output=True, text=True, cwd=REPO, timeout=600,
+    )
+    assert r.returncode == 0, r.stderr
+    assert "attribution" in r.stdout and "Sanitised answer" in r.stdout
+    art = json.loads(out.read_text())
+    assert art["trace"]["trace_id"] == bastion.trace_id and art["pass1"]["resolved"]
+    bad = subprocess.run([sys.executable, "-m", "ragsec_core.cli", "trace", "nope", "--store", str(store)],
+                         capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert bad.returncode == 2 and "no trace" in bad.stderr
