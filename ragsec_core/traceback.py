@@ -295,20 +295,32 @@ class Pass1:
         return span
 
     def _grow(self, hit: int, span: Span) -> SpanRecord:
-        """Attribution span grown from the answer anchor to the sentence(s) stating the claim: the
-        contiguous run of sentences that repeat the anchor, so a multi-sentence planted claim is
-        reported whole while benign host sentences around it are left out."""
+        """Attribution span grown from the answer anchor to the planted claim it belongs to.
+
+        Planted text is contiguous, so the claim region is the sentence block from the first to the
+        last sentence of this chunk that states the event string, extended by an adjacent sentence that
+        mostly repeats the query (the retrieval bait that query-targeted poisons carry). Benign host
+        sentences around the block are left out."""
         text = self.trace.hits[hit].text
         sents = sentence_spans(text)
+        states = [k for k, s in enumerate(sents) if contains_norm(text[s[0] : s[1]], self._anchor)]
         own = [k for k, s in enumerate(sents) if s[0] <= span[0] < s[1]]
-        if not own:
+        if not own or not states:
             return self.record(hit, span)
-        lo = hi = own[0]
-        while lo > 0 and contains_norm(text[sents[lo - 1][0] : sents[lo - 1][1]], self._anchor):
+        lo, hi = min(states + own), max(states + own)
+        if lo > 0 and _is_query_bait(text[sents[lo - 1][0] : sents[lo - 1][1]], self.trace.query):
             lo -= 1
-        while hi + 1 < len(sents) and contains_norm(text[sents[hi + 1][0] : sents[hi + 1][1]], self._anchor):
+        if hi + 1 < len(sents) and _is_query_bait(text[sents[hi + 1][0] : sents[hi + 1][1]], self.trace.query):
             hi += 1
         return self.record(hit, (sents[lo][0], sents[hi][1]))
+
+
+def _is_query_bait(sentence: str, query: str, share: float = 0.6) -> bool:
+    """True when most of the sentence's content words come from the query."""
+    from .retrieval import tokenize
+
+    words, q = tokenize(sentence), set(tokenize(query))
+    return bool(words) and sum(w in q for w in words) / len(words) >= share
 
 
 def run_pass1(

@@ -86,11 +86,16 @@ def cmd_bench_traceback(args: argparse.Namespace) -> int:
     results = run_benchmark(records, args)
     print_table(results)
     if args.out:
-        from .atomic import write_text_atomic
-
-        write_text_atomic(args.out, json.dumps(results, indent=2))
         print(f"wrote {args.out}", file=sys.stderr)
     return 0
+
+
+def save(results: dict[str, Any], out: str | None) -> None:
+    """Atomic write, also after every event, so an interrupted run keeps its partial results."""
+    if out:
+        from .atomic import write_text_atomic
+
+        write_text_atomic(out, json.dumps(results, indent=2))
 
 
 def run_benchmark(records: list[AttackRecord], args: argparse.Namespace) -> dict[str, Any]:
@@ -137,7 +142,10 @@ def run_benchmark(records: list[AttackRecord], args: argparse.Namespace) -> dict
             "rounds": len(res.rounds), "paths": [r.path for r in res.rounds],
             "gold_chars": sum(b - a for a, b in gold), "pred_chars": sum(b - a for a, b in pred),
         })
-    return summarise(events, outcomes, args)
+        save(summarise(events, outcomes, args) | {"complete": False}, args.out)
+    results = summarise(events, outcomes, args) | {"complete": True}
+    save(results, args.out)
+    return results
 
 
 def summarise(events: list[dict[str, Any]], outcomes: dict[str, int], args: argparse.Namespace) -> dict[str, Any]:

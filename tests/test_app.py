@@ -32,3 +32,43 @@ def test_investigate_page_reports_bad_query(tmp_path, monkeypatch):
     at.text_input(key="query").input("   ").run()
     at.button(key="ask").click().run()
     assert at.error and "empty" in at.error[0].value
+
+
+def test_entry_point_navigates_to_investigate(monkeypatch, tmp_path):
+    monkeypatch.setenv("RAGSEC_HOME", str(tmp_path))
+    monkeypatch.chdir(REPO)
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
+    at.run()
+    assert not at.exception
+    assert at.title[0].value == "Investigate"
+
+
+def test_run_command_serves_the_app(tmp_path):
+    """What `make run` starts: `streamlit run app.py` answers on its port."""
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.headless", "true",
+         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
+        cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline, body = time.time() + 90, ""
+        while time.time() < deadline and body != "ok":
+            try:
+                body = urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2).read().decode()
+            except OSError:
+                time.sleep(0.5)
+        assert body == "ok"
+        page = urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5).read().decode()
+        assert "<div id=\"root\">" in page or "streamlit" in page.lower()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)

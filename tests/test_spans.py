@@ -78,3 +78,12 @@ def test_char_metrics_hand_computed():
 def test_wilson_interval():
     lo, hi = wilson(8, 10)
     assert lo == pytest.approx(0.4902, abs=1e-4) and hi == pytest.approx(0.9433, abs=1e-4)
+
+
+def test_query_bait_detection():
+    from ragsec_core.traceback import _is_query_bait
+
+    q = "who wrote the novel nineteen eighty four"
+    assert _is_query_bait("Who wrote the novel Nineteen Eighty-Four.", q)
+    assert not _is_query_bait("The book was published in London in 1949 by Secker.", q)
+    assert not _is_query_bait("", q)
