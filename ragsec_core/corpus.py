@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import RagsecError
+from .spans import trim
 
 SAMPLE_DIR = Path(os.environ.get("RAGSEC_SAMPLE_DIR", Path(__file__).resolve().parent.parent / "sample_corpora"))
 DEFAULT_CORPUS = "general"
@@ -105,7 +106,7 @@ def chunk_document(doc: Document, max_chars: int = MAX_CHUNK_CHARS) -> list[Chun
     if cur_s is not None:
         pieces.append((cur_s, cur_e))
     chunks = []
-    for i, (s, e) in enumerate(_strip(doc.text, p) for p in pieces):
+    for i, (s, e) in enumerate(trim(doc.text, p) for p in pieces):
         if e <= s:
             continue
         spans = tuple((max(a, s) - s, min(b, e) - s) for a, b in doc.poison_spans if a < e and b > s)
@@ -128,15 +129,6 @@ def _sentence_bounds(text: str) -> list[tuple[int, int]]:
     if start < len(text):
         bounds.append((start, len(text)))
     return bounds
-
-
-def _strip(text: str, span: tuple[int, int]) -> tuple[int, int]:
-    s, e = span
-    while s < e and text[s].isspace():
-        s += 1
-    while e > s and text[e - 1].isspace():
-        e -= 1
-    return s, e
 
 
 # ---------------------------------------------------------------- loaders

@@ -131,8 +131,8 @@ class Pass1:
             raise ValueError(f"objective must be one of {OBJECTIVES}")
         self.trace, self.trigger, self.objective, self.mask_mode = trace, trigger, objective, mask_mode
         self.b = budgets or Budgets()
-        settings = GenerationSettings(**trace.model["settings"])
-        self.engine = ReplayEngine(llm, trace.prompt, settings)
+        self.llm = llm
+        self.engine: ReplayEngine | None = None  # built only for a triggered trace (one prompt forward)
         self.blocks = {s.hit: s for s in trace.spans}  # used hit -> prompt offsets
         self.masks: list[Span] = []  # cumulative, prompt-global
         self.result = TracebackResult(
@@ -166,6 +166,7 @@ class Pass1:
         extra = [tuple(s.prompt) for s in spans]
         all_masks = self.masks + extra  # type: ignore[operator]
         prompt = apply_masks(self.trace.prompt, all_masks, self.mask_mode)
+        assert self.engine is not None, "tests run only inside run()"
         before = self.engine.calls
         r = self.engine.replay(prompt, self._ref)
         out = _Outcome(r.answer, self._base_lp - r.logprob, self._signals_ok(r.answer, all_masks))
@@ -178,6 +179,7 @@ class Pass1:
         t0 = time.perf_counter()
         answer = self.trace.answer
         if self.result.triggered:
+            self.engine = ReplayEngine(self.llm, self.trace.prompt, GenerationSettings(**self.trace.model["settings"]))
             for t in range(self.b.max_rounds):
                 self._round = t
                 rnd = self._run_round(answer)
@@ -189,8 +191,9 @@ class Pass1:
         res.final_answer = answer
         res.resolved = bool(res.rounds and res.rounds[-1].resolved)
         res.mask_kind = {0: "none", 1: "mask_span"}.get(len(res.causal), "mask_multi")
-        res.model_calls = self.engine.calls
-        res.forward_pass_equivalents = round(self.engine.forward_pass_equivalents(), 2)
+        if self.engine is not None:
+            res.model_calls = self.engine.calls
+            res.forward_pass_equivalents = round(self.engine.forward_pass_equivalents(), 2)
         res.ms = round((time.perf_counter() - t0) * 1000, 1)
         return res
 
@@ -198,6 +201,7 @@ class Pass1:
         self._ref = answer
         self._anchor = self._event_anchor(answer)
         base_prompt = apply_masks(self.trace.prompt, self.masks, self.mask_mode)
+        assert self.engine is not None
         base = self.engine.replay(base_prompt, answer)
         self._base_lp = base.logprob
         found = self._fast_path() or self._search()
@@ -332,8 +336,4 @@ def run_pass1(
     budgets: Budgets | None = None,
 ) -> TracebackResult:
     """Pass-1 on one trace. Untriggered traces return at once with `triggered=False` (no model call)."""
-    if not triggered(trace, trigger):
-        b = budgets or Budgets()
-        return TracebackResult(trace.trace_id, trigger, objective, mask_mode, False, original_answer=trace.answer,
-                               final_answer=trace.answer, budgets=asdict(b))
     return Pass1(llm, trace, trigger, objective, mask_mode, budgets).run()
