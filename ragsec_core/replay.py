@@ -41,7 +41,8 @@ class ReplayEngine:
         self._memo: dict[tuple[str, str], Replay] = {}
         with llm._lock, torch.no_grad():
             out = llm.model(self.base_ids[None, :-1], use_cache=True)
-        self._base_cache = out.past_key_values if hasattr(out, "past_key_values") else out.cache
+        cache = getattr(out, "cache", None)
+        self._base_cache = cache if cache is not None else out.past_key_values
         self.forward_tokens += len(self.base_ids) - 1
 
     def forward_pass_equivalents(self) -> float:
