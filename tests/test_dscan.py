@@ -1,0 +1,231 @@
+"""D-SCAN on the real SmolLM2: token->document mapping, attention capture, features, detector, CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from ragsec_core.attention import generate_with_attention, map_prompt, teacher_forced_attention
+from ragsec_core.dscan import Detector, analyse_trace, fit_detector
+from ragsec_core.dscan_features import ALL_FEATURES, doc_weights, entropy_norm, features, layer_stats
+from ragsec_core.errors import RagsecError
+from ragsec_core.llm import GenerationSettings
+from ragsec_core.rag import render_prompt
+
+from .conftest import REPO, shared_data
+
+MULTIBYTE = [
+    "Café naïve – the façade of the Zürich Straße is 12 m tall.",
+    "東京は日本の首都です。人口は約1400万人。",
+    "Emoji 🙂🚀 and combining e\u0301 accents; Ελληνικά and русский текст.",
+    "plain ASCII passage about the bastion host bastion-01.",
+]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    """One torch thread for this module: on a shared 2-core box OpenMP spin-waits make 2 threads slower."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def poisoned_trace(pipeline):
+    p = pipeline("general", "embedded")
+    return p.ask("Who composed The Four Seasons?", settings=GenerationSettings(max_new_tokens=12))
+
+
+@pytest.fixture(scope="module")
+def analysed(llm, poisoned_trace):
+    """One replay with attention rows kept, shared by the tests below (each replay costs seconds)."""
+    return analyse_trace(poisoned_trace, llm, keep_rows=True)
+
+
+# ---------------------------------------------------------------- token -> document mapping
+
+def test_offset_mapping_assigns_exactly_the_document_tokens_even_for_multibyte_text(llm):
+    r = render_prompt(llm, "Wo ist 東京?", MULTIBYTE)
+    pm = map_prompt(llm.tokenizer, r.prompt, r.spans)
+    assert pm.input_ids == llm.encode(r.prompt)[0].tolist()  # same tokens the model sees
+    assert all(len(t) > 0 for t in pm.doc_tokens)
+    seen: set[int] = set()
+    for (a, e), toks, text in zip(r.spans, pm.doc_tokens, MULTIBYTE):
+        assert not seen & set(toks.tolist())
+        seen |= set(toks.tolist())
+        # every character of the document is covered by one of its tokens ...
+        covered = np.zeros(e - a, dtype=bool)
+        for j in toks:
+            s, t = pm.offsets[j]
+            covered[max(s, a) - a : min(t, e) - a] = True
+            assert min(t, e) > max(s, a)  # ... and every assigned token overlaps it
+        assert covered.all()
+        # the tokens decode back to the document (a leading space / trailing newline may be merged in)
+        assert llm.tokenizer.decode([pm.input_ids[j] for j in toks]).strip() == text
+        # tokens are contiguous: no foreign token inside the document
+        assert toks.tolist() == list(range(toks[0], toks[-1] + 1))
+    outside = [j for j in range(pm.n_tokens) if j not in seen]
+    for j in outside:  # template, labels and question tokens touch no document
+        s, t = pm.offsets[j]
+        assert all(min(t, e) <= max(s, a) for a, e in r.spans)
+
+
+def test_spans_outside_the_prompt_are_refused(llm):
+    with pytest.raises(RagsecError, match="outside the prompt"):
+        map_prompt(llm.tokenizer, "short prompt", [(0, 5), (3, 99)])
+
+
+# ---------------------------------------------------------------- capture
+
+def test_hooked_rows_equal_transformers_output_attentions(llm):
+    import torch
+
+    r = render_prompt(llm, "What is 2+2?", ["Two plus two is four.", "Café 東京 🙂"])
+    answer = llm.tokenizer(" Four", add_special_tokens=False)["input_ids"] + [13]
+    tf = teacher_forced_attention(llm, r.prompt, answer)
+    ids = llm.encode(r.prompt)
+    full = torch.cat([ids, torch.tensor([answer[:-1]])], dim=1)
+    with torch.no_grad():
+        att = llm.model(full, output_attentions=True).attentions  # layers x (1, H, n, n)
+    n_prompt = ids.shape[1]
+    ref = torch.stack([a[0, :, n_prompt - 1 :, :] for a in att]).permute(2, 0, 1, 3).numpy()  # (T, L, H, n)
+    assert tf.rows.shape == (len(answer), len(att), att[0].shape[1], n_prompt)
+    np.testing.assert_allclose(tf.rows, ref[..., :n_prompt], atol=1e-6)
+    np.testing.assert_allclose(tf.answer_mass, ref[..., n_prompt:].sum(-1), atol=1e-5)
+
+
+def test_features_identical_during_generation_and_teacher_forced(llm, poisoned_trace, analysed):
+    t, res = poisoned_trace, analysed
+    assert res.replayed and res.answers[0] == t.answer  # greedy replay reproduces the Pass-0 answer
+    gen = res.attention[0]
+    assert gen.n_tokens >= 1 and gen.rows.shape[0] == gen.n_tokens
+    tf = teacher_forced_attention(llm, t.prompt, gen.token_ids)
+    np.testing.assert_allclose(tf.rows, gen.rows, atol=2e-5)
+    np.testing.assert_allclose(tf.token_probs, gen.token_probs, atol=2e-5)
+    pm = map_prompt(llm.tokenizer, t.prompt, [(s.start, s.end) for s in t.spans])
+    layers = list(range(gen.rows.shape[1]))
+    f_gen, f_tf = features([layer_stats(gen, pm)], layers), features([layer_stats(tf, pm)], layers)
+    assert f_gen.keys() == set(ALL_FEATURES)
+    for name in ALL_FEATURES:
+        assert f_gen[name] == pytest.approx(f_tf[name], abs=1e-4), name
+    assert res.features == pytest.approx(f_gen, abs=1e-9)
+
+
+def test_density_sums_and_entropy_bounds_on_a_real_prompt(llm, poisoned_trace, analysed):
+    t, res = poisoned_trace, analysed
+    a = res.attention[0]
+    # softmax rows: prompt columns + earlier answer tokens sum to 1 for every token, layer and head
+    np.testing.assert_allclose(a.rows.sum(-1) + a.answer_mass, 1.0, atol=1e-5)
+    s = res.samples[0]
+    pm = map_prompt(llm.tokenizer, t.prompt, [(x.start, x.end) for x in t.spans])
+    np.testing.assert_array_equal(s.doc_lengths, pm.doc_lengths)
+    ctx = np.concatenate(pm.doc_tokens)
+    np.testing.assert_allclose(s.doc_mass.sum(-1), a.rows.mean(2)[:, :, ctx].sum(-1), atol=1e-5)
+    for layers in ([0], [29], list(range(30))):
+        density, w = doc_weights(s, layers)
+        # sum_k L_k * Attn(D_k) = attention mass the T answer rows give to documents, in (0, T]
+        mass = float((density * s.doc_lengths).sum())
+        assert 0 < mass <= a.n_tokens + 1e-6
+        assert mass == pytest.approx(s.doc_mass[:, layers].mean(1).sum(), rel=1e-9)
+        assert w.sum() == pytest.approx(1.0) and (w >= 0).all()
+        f = features([s], layers)
+        assert 0.0 <= f["doc_entropy"] <= 1.0 + 1e-12
+        assert 0.0 <= f["doc_entropy_tok_mean"] <= f["doc_entropy_tok_max"] <= 1.0 + 1e-12
+        assert 1 / len(w) - 1e-12 <= f["doc_w_max"] <= 1.0
+        assert 0.0 <= f["tok_entropy"] <= 1.0 and 0.0 < f["tok_sparsity"] <= 1.0 and 0 < f["ctx_mass"] <= 1.0
+        assert 0.0 < f["p_mean"] <= 1.0
+    assert entropy_norm(np.full(5, 0.2)) == pytest.approx(1.0)
+    assert entropy_norm(np.array([1.0, 0, 0, 0, 0])) == pytest.approx(0.0, abs=1e-9)
+    assert 0 <= res.implicated < len(t.spans)
+    assert [d.chunk_id for d in res.documents] == [x.chunk_id for x in t.spans]
+
+
+def test_samples_share_the_prefill_and_are_seeded(llm):
+    r = render_prompt(llm, "What is the capital of Australia?", ["Canberra is the capital of Australia.", "Sydney is a big city."])
+    one = generate_with_attention(llm, r.prompt, max_new_tokens=4, n_samples=1)
+    a = generate_with_attention(llm, r.prompt, max_new_tokens=4, n_samples=3, seed=7)
+    b = generate_with_attention(llm, r.prompt, max_new_tokens=4, n_samples=3, seed=7)
+    assert [x.text for x in a] == [x.text for x in b]
+    assert a[0].token_ids == one[0].token_ids  # sample 0 is the greedy answer
+    np.testing.assert_allclose(a[0].rows, one[0].rows, atol=2e-5)
+    for x in a:
+        assert x.rows.shape[0] == x.n_tokens == len(x.token_probs)
+
+
+# ---------------------------------------------------------------- detector
+
+def test_detector_json_round_trip_equals_sklearn(tmp_path):
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(80, len(ALL_FEATURES))) * rng.uniform(0.1, 10, len(ALL_FEATURES))
+    y = (x[:, 0] / x[:, 0].std() + 0.5 * rng.normal(size=80) > 0).astype(int)
+    det = fit_detector(x, y, ALL_FEATURES, [26, 27, 28, 29], "last4")
+    ref = make_pipeline(StandardScaler(), LogisticRegression(solver="newton-cholesky")).fit(x, y)
+    np.testing.assert_allclose(det.predict_proba(x), ref.predict_proba(x)[:, 1], atol=1e-6)
+    det.save(tmp_path / "d.json")
+    back = Detector.load(tmp_path / "d.json")
+    assert back == det
+    np.testing.assert_array_equal(back.predict_proba(x), det.predict_proba(x))
+    feats = dict(zip(ALL_FEATURES, x[3]))
+    assert back.probability(feats) == pytest.approx(float(det.predict_proba(x[3])[0]))
+    bad = json.loads((tmp_path / "d.json").read_text())
+    bad["coef"] = bad["coef"][:-1]
+    (tmp_path / "bad.json").write_text(json.dumps(bad))
+    with pytest.raises(RagsecError, match="inconsistent"):
+        Detector.load(tmp_path / "bad.json")
+
+
+def test_shipped_detector_scores_a_trace(llm, embedder, poisoned_trace):
+    det = Detector.load()
+    assert det.features == list(ALL_FEATURES) and "ragsec bench dscan" in det.info["command"]
+    assert set(det.layers) <= set(range(30)) and det.layers
+    res = analyse_trace(poisoned_trace, llm, detector=det, embedder=embedder, n_samples=2)
+    assert 0.0 <= res.probability <= 1.0 and res.poisoned == (res.probability >= det.threshold)
+    assert res.layers == det.layers and len(res.answers) == 2
+    json.dumps(res.to_dict())  # serialisable for the app / CLI
+
+
+# ---------------------------------------------------------------- CLI and reference data
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--data", "no/such.json"], "--data not found"),
+        (["--n-samples", "0"], "--n-samples must be in 1..20"),
+        (["--limit", "2"], "--limit must be >= 4"),
+        (["--data", "BADFILE"], "no records with 'question'"),
+    ],
+)
+def test_bench_dscan_bad_input_exits_2_before_loading_models(tmp_path, extra, message):
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps([{"question": "q", "context": [], "adv_texts": []}]))
+    args = ["--data", str(bad)] + [str(bad) if a == "BADFILE" else a for a in extra]
+    r = subprocess.run(
+        [sys.executable, "-m", "ragsec_core.cli", "bench", "dscan", *args, "--out", str(tmp_path / "r.json")],
+        capture_output=True, text=True, cwd=REPO, timeout=120,
+    )
+    assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_reference_7b_document_features_on_shared_attention_data():
+    from ragsec_core.dscan_eval import reference_7b
+
+    folder = shared_data("stealthy", "attention")
+    ref = reference_7b(folder, "wiki_open_nq")
+    assert set(ref) == {"llama7b", "mistral7b"}
+    for entry in ref.values():
+        assert entry["n"] == 200
+        # document entropy alone is a weak signal on one-poison-in-ten 7B attention (issue: 0.56-0.68)
+        assert 0.5 < entry["auc_doc_entropy"] < 0.75
+        assert 0.0 <= entry["localisation_acc"] <= 1.0
