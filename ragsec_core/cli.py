@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import importlib.util
 import json
 import sys
 from collections.abc import Sequence
@@ -20,6 +19,7 @@ EXIT_USAGE = 2
 # Each benchmark module exposes `register(subparsers)`, adding `ragsec bench NAME`; it must import
 # heavy dependencies (torch, models) inside its command function, not at module level.
 BENCH_MODULES = ("ragsec_core.traceback_bench", "ragsec_core.dscan_bench", "ragsec_core.chameleon_bench")
+# The bench modules exist in this tree; the import is lazy only to keep `ragsec --help` fast.
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -77,14 +77,15 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--json", action="store_true", help="print the whole artifact as JSON")
     tr.set_defaults(func=cmd_trace)
 
+    importlib.import_module("ragsec_core.chameleon_bench").register_monitor(sub)
+
     corpora = sub.add_parser("corpora", help="list the sample corpora and their poisoned variants")
     corpora.set_defaults(func=cmd_corpora)
 
     bench = sub.add_parser("bench", help="benchmarks on real attack data")
     bench_sub = bench.add_subparsers(dest="bench", required=True)
     for module in BENCH_MODULES:
-        if importlib.util.find_spec(module) is not None:
-            importlib.import_module(module).register(bench_sub)
+        importlib.import_module(module).register(bench_sub)
     return p
 
 

@@ -147,12 +147,28 @@ class HybridRetriever:
         emb = np.load(folder / "embeddings.npy")
         return cls(chunks, embedder, emb, bm25)
 
+    def extended(self, extra: list[Chunk], extra_embeddings: np.ndarray | None = None) -> "HybridRetriever":
+        """A new retriever over these chunks plus `extra` (e.g. injected documents), reusing the existing
+        embeddings; BM25 is refit over the union because idf and the average length change. Not persisted."""
+        if extra_embeddings is None:
+            extra_embeddings = self.embedder.embed([c.text for c in extra]) if extra else np.zeros((0, self.embeddings.shape[1]), np.float32)
+        if len(extra_embeddings) != len(extra):
+            raise ValueError("one embedding per extra chunk is required")
+        chunks = list(self.chunks) + list(extra)
+        emb = np.vstack([self.embeddings, np.asarray(extra_embeddings, dtype=self.embeddings.dtype)])
+        return HybridRetriever(chunks, self.embedder, emb, BM25().fit([tokenize(c.text) for c in chunks]))
+
     # ------------------------------------------------------------ search
     def search(self, query: str, k: int = 5, alpha: float = 0.5) -> list[Hit]:
         check_params(k, alpha)
+        return self.search_embedded(query, self.embedder.embed([query])[0], k=k, alpha=alpha)
+
+    def search_embedded(self, query: str, q: np.ndarray, k: int = 5, alpha: float = 0.5) -> list[Hit]:
+        """`search` with the query's normalised embedding `q` given (embed a query once, search many ways)."""
+        check_params(k, alpha)
         n = len(self.chunks)
         depth = min(n, max(100, 10 * k))
-        q = self.embedder.embed([query])[0]
+        q = np.asarray(q, dtype=np.float32)
         _, dense_top = self.index.search(q[None, :], depth)
         bm25_all = self.bm25.scores(query)
         bm25_top = np.argpartition(-bm25_all, depth - 1)[:depth] if depth < n else np.arange(n)
