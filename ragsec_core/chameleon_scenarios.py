@@ -11,10 +11,10 @@ Scenario files (`--scenarios PATH`) are a JSON list of objects with the keys of 
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
+from .corpus import read_json
 from .errors import RagsecError
 
 
@@ -206,12 +206,7 @@ def load_scenarios(path: str | Path | None) -> list[Scenario]:
     if path is None:
         return builtin_scenarios()
     p = Path(path).expanduser()
-    if not p.is_file():
-        raise RagsecError(f"scenario file not found: '{p}'")
-    try:
-        raw = json.loads(p.read_text(encoding="utf-8-sig"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise RagsecError(f"'{p}': not a JSON scenario file ({exc})") from None
+    raw = read_json(p, "scenario file")
     if not isinstance(raw, list) or not raw:
         raise RagsecError(f"'{p}': expected a non-empty JSON list of scenarios")
     names = {f.name for f in fields(Scenario)}

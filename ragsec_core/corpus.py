@@ -190,10 +190,21 @@ def read_text(path: Path) -> str:
         raise RagsecError(f"'{path}' is not valid UTF-8 (byte {exc.start}): re-encode it as UTF-8") from None
 
 
+def read_json(path: str | Path, what: str = "file") -> Any:
+    """A user-supplied JSON file, or one clear `RagsecError` (missing, not UTF-8, binary, invalid JSON)."""
+    p = Path(path).expanduser()
+    if not p.is_file():
+        raise RagsecError(f"{what} not found: '{p}'")
+    try:
+        return json.loads(read_text(p))
+    except json.JSONDecodeError as exc:
+        raise RagsecError(f"'{p}': invalid JSON ({exc.msg} at line {exc.lineno})") from None
+
+
 def _load_sample_dir(folder: Path, variant: str | None) -> Corpus:
     docs = _jsonl_documents(folder / "corpus.jsonl")
     queries_file = folder / "queries.json"
-    queries = _queries(json.loads(read_text(queries_file))) if queries_file.exists() else []
+    queries = _queries(read_json(queries_file)) if queries_file.exists() else []
     name = folder.name
     if variant:
         vfile = folder / "variants" / f"{variant}.jsonl"
@@ -262,10 +273,7 @@ def _attack_json(path: Path) -> tuple[list[Document], list[Query]]:
     A poison is stored as `question + ". " + adv_text`, as PoisonedRAG's black-box attack does;
     the whole passage is its gold span.
     """
-    try:
-        data = json.loads(read_text(path))
-    except json.JSONDecodeError as exc:
-        raise RagsecError(f"'{path}': invalid JSON ({exc.msg} at line {exc.lineno})") from None
+    data = read_json(path)
     records = list(data.values()) if isinstance(data, dict) else data
     if not isinstance(records, list) or not all(isinstance(r, dict) and "question" in r for r in records):
         raise RagsecError(f"'{path}': expected PoisonedRAG-style records with 'question' and 'adv_texts'")

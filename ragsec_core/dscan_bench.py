@@ -80,12 +80,9 @@ def _fmt(x: float | None) -> str:
 
 
 def load_records(path: Path) -> list[dict[str, Any]]:
-    from .corpus import read_text
+    from .corpus import read_json
 
-    try:
-        data = json.loads(read_text(path))
-    except json.JSONDecodeError as exc:
-        raise RagsecError(f"'{path}': invalid JSON ({exc.msg})") from None
+    data = read_json(path, "attack data")
     recs = list(data.values()) if isinstance(data, dict) else data
     good = [
         r for r in recs

@@ -20,7 +20,6 @@ best F1, the ROC (with AUC) and operating points at fixed FPRs with alerts/day =
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -28,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .corpus import read_json
 from .errors import RagsecError
 from .retrieval import HybridRetriever, tokenize
 
@@ -245,12 +245,7 @@ def evaluate(report: MonitorReport, poisoned: set[str], fprs: Sequence[float] = 
 def load_query_sets(path: str | Path) -> tuple[list[str], list[str]]:
     """`{"sensitive": [...], "benign": [...]}`, or a list of `{"query", "sensitive": bool}` records."""
     p = Path(path).expanduser()
-    if not p.is_file():
-        raise RagsecError(f"query file not found: '{p}'")
-    try:
-        raw = json.loads(p.read_text(encoding="utf-8-sig"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise RagsecError(f"'{p}': not JSON ({exc})") from None
+    raw = read_json(p, "query file")
     if isinstance(raw, dict):
         sens, ben = raw.get("sensitive"), raw.get("benign")
     elif isinstance(raw, list) and all(isinstance(r, dict) and "query" in r for r in raw):

@@ -33,12 +33,9 @@ class AttackRecord:
 
 def load_attack(path: Path) -> list[AttackRecord]:
     """PoisonedRAG object format, Stealthy list format, or a list with `incorrect_answer` / `answer`."""
-    from .corpus import read_text
+    from .corpus import read_json
 
-    try:
-        data = json.loads(read_text(path))
-    except json.JSONDecodeError as exc:
-        raise RagsecError(f"'{path}': invalid JSON ({exc.msg})") from None
+    data = read_json(path, "attack data")
     rows = list(data.values()) if isinstance(data, dict) else data
     out = []
     for i, r in enumerate(rows if isinstance(rows, list) else []):
@@ -79,10 +76,7 @@ def cmd_bench_traceback(args: argparse.Namespace) -> int:
     check_params(args.k, args.alpha)
     if args.poisons_per_query < 1 or args.limit < 1:
         raise RagsecError("--poisons-per-query and --limit must be >= 1")
-    data = Path(args.data)
-    if not data.exists():
-        raise RagsecError(f"attack data not found: '{data}'")
-    records = load_attack(data)[: args.limit]
+    records = load_attack(Path(args.data))[: args.limit]
     results = run_benchmark(records, args)
     print_table(results)
     if args.out:

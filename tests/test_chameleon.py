@@ -10,7 +10,7 @@ from ragsec_core.chameleon import (
     optimise_gradient, perplexity, query_keywords, words,
 )
 from ragsec_core.chameleon_eval import (
-    SLEEPER_ID, TRIGGER_ID, aggregate, chi_square, end_to_end, evaluate_retrieval, inject, wilson,
+    aggregate, chi_square, end_to_end, evaluate_retrieval, inject, wilson,
 )
 from ragsec_core.chameleon_scenarios import builtin_scenarios, load_scenarios
 from ragsec_core.corpus import Chunk
