@@ -11,7 +11,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numpy as np
 
 from .corpus import Chunk, Corpus, Document, chunk_corpus, load_corpus
 from .embed import Embedder
@@ -48,23 +47,18 @@ class PlantedCorpus:
     def with_poisons(
         self, rec: "AttackRecord", advs: list[str], mode: str, alpha: float, rng: random.Random
     ) -> tuple[Corpus, HybridRetriever]:
-        chunks = list(self.base.chunks)
-        emb = self.base.embeddings.copy()
-        changed: list[int] = []
         if mode == "embedded":
+            chunks = list(self.base.chunks)
+            emb = self.base.embeddings.copy()
             hosts = self._hosts(rec.question, len(advs), alpha)
             for idx, adv in zip(hosts, advs):
                 chunks[idx] = plant(chunks[idx], adv, rng)
-                changed.append(idx)
+            emb[hosts] = self.base.embedder.embed([chunks[i].text for i in hosts])
+            retriever = HybridRetriever(chunks, self.base.embedder, emb, BM25().fit([tokenize(c.text) for c in chunks]))
         else:
-            for j, adv in enumerate(advs):
-                chunks.append(Chunk(f"adv-{rec.id}-{j}", f"adv-{rec.id}-{j}", adv, 0, len(adv), "", ((0, len(adv)),)))
-                changed.append(len(chunks) - 1)
-            emb = np.vstack([emb, np.zeros((len(advs), emb.shape[1]), dtype=emb.dtype)])
-        emb[changed] = self.base.embedder.embed([chunks[i].text for i in changed])
-        bm25 = BM25().fit([tokenize(c.text) for c in chunks])
-        retriever = HybridRetriever(chunks, self.base.embedder, emb, bm25)
-        docs = [Document(c.chunk_id, c.text, c.title, c.poison_spans) for c in chunks]
+            extra = [Chunk(f"adv-{rec.id}-{j}", f"adv-{rec.id}-{j}", a, 0, len(a), "", ((0, len(a)),)) for j, a in enumerate(advs)]
+            retriever = self.base.extended(extra)
+        docs = [Document(c.chunk_id, c.text, c.title, c.poison_spans) for c in retriever.chunks]
         return Corpus(f"{self.name}+{rec.id}", docs, source=f"planted:{mode}"), retriever
 
     def _hosts(self, question: str, n: int, alpha: float) -> list[int]:
