@@ -17,6 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from .errors import RagsecError
+from .inputs import MAX_DOC_CHARS, MAX_DOCUMENTS, check_upload
+from .safeio import exists as _exists
+from .safeio import read_json, read_text, scrub
 from .spans import trim
 
 SAMPLE_DIR = Path(os.environ.get("RAGSEC_SAMPLE_DIR", Path(__file__).resolve().parent.parent / "sample_corpora"))
@@ -153,6 +156,22 @@ def load_corpus(path: str | Path | None = None, variant: str | None = None) -> C
         raise RagsecError(f"unsupported corpus file type '{p.suffix}': use .jsonl, .csv, .json or a folder")
     if not any(d.text.strip() for d in corpus.documents):
         raise RagsecError(f"corpus '{p}' is empty: it has no documents with text")
+    if len(corpus.documents) > MAX_DOCUMENTS:
+        raise RagsecError(f"corpus '{p}' has {len(corpus.documents)} documents; at most {MAX_DOCUMENTS} are supported")
+    return corpus
+
+
+def load_corpus_bytes(name: str, data: bytes, folder: str | Path) -> Corpus:
+    """An uploaded corpus file (JSONL, CSV or attack JSON): size and type checked before it is parsed.
+
+    The bytes are written under `folder` (a per-session scratch folder) and loaded like any file,
+    so uploads get exactly the checks and messages of the CLI."""
+    safe = check_upload(name, len(data))
+    path = Path(folder) / safe
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    corpus = load_corpus(path)
+    corpus.source = f"upload:{safe}"
     return corpus
 
 
@@ -160,9 +179,9 @@ def resolve_corpus_path(path: str | Path | None) -> Path:
     if path is None or str(path).strip() == "":
         path = DEFAULT_CORPUS
     p = Path(path).expanduser()
-    if not p.exists() and (SAMPLE_DIR / str(path)).is_dir():
+    if not _exists(p) and _exists(SAMPLE_DIR / str(path), kind="dir"):
         p = SAMPLE_DIR / str(path)
-    if not p.exists():
+    if not _exists(p):
         names = ", ".join(sample_corpus_names()) or "none installed"
         raise RagsecError(f"corpus not found: '{path}' (sample corpora: {names})")
     return p
@@ -177,28 +196,6 @@ def sample_corpus_names() -> list[str]:
 def variant_names(path: str | Path | None) -> list[str]:
     folder = resolve_corpus_path(path) / "variants"
     return sorted(f.stem for f in folder.glob("*.jsonl")) if folder.is_dir() else []
-
-
-def read_text(path: Path) -> str:
-    """UTF-8 (BOM tolerated) or a clear error; NUL bytes mean a binary file, not a corpus."""
-    data = path.read_bytes()
-    if b"\x00" in data:
-        raise RagsecError(f"'{path}' looks like a binary file (NUL bytes), not a text corpus")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise RagsecError(f"'{path}' is not valid UTF-8 (byte {exc.start}): re-encode it as UTF-8") from None
-
-
-def read_json(path: str | Path, what: str = "file") -> Any:
-    """A user-supplied JSON file, or one clear `RagsecError` (missing, not UTF-8, binary, invalid JSON)."""
-    p = Path(path).expanduser()
-    if not p.is_file():
-        raise RagsecError(f"{what} not found: '{p}'")
-    try:
-        return json.loads(read_text(p))
-    except json.JSONDecodeError as exc:
-        raise RagsecError(f"'{p}': invalid JSON ({exc.msg} at line {exc.lineno})") from None
 
 
 def _load_sample_dir(folder: Path, variant: str | None) -> Corpus:
@@ -224,13 +221,17 @@ def _upsert(base: list[Document], extra: list[Document]) -> list[Document]:
 
 def _jsonl_documents(path: Path) -> list[Document]:
     docs = []
-    for n, line in enumerate(read_text(path).splitlines(), 1):
+    # Split on "\n" only: str.splitlines() also breaks at U+2028/U+0085/\x1c..\x1e, which JSON allows raw
+    # inside strings, and would tear a valid record in two.
+    for n, line in enumerate(read_text(path).split("\n"), 1):
         if not line.strip():
             continue
         try:
             rec = json.loads(line)
         except json.JSONDecodeError as exc:
             raise RagsecError(f"{path}:{n}: invalid JSON ({exc.msg})") from None
+        except RecursionError:
+            raise RagsecError(f"{path}:{n}: JSON nested too deeply") from None
         if not isinstance(rec, dict):
             raise RagsecError(f"{path}:{n}: each line must be a JSON object with 'text'")
         docs.append(_document(rec, default_id=f"{path.stem}-{n}", where=f"{path}:{n}"))
@@ -241,22 +242,41 @@ def _document(rec: dict[str, Any], default_id: str, where: str) -> Document:
     text = rec.get("text", rec.get("contents"))
     if not isinstance(text, str):
         raise RagsecError(f"{where}: record has no string 'text' field")
+    if len(text) > MAX_DOC_CHARS:
+        raise RagsecError(f"{where}: document text has {len(text)} characters; at most {MAX_DOC_CHARS}")
     poison = rec.get("poison") or {}
-    spans = tuple((int(a), int(b)) for a, b in poison.get("spans", []) if 0 <= int(a) < int(b) <= len(text))
+    if not isinstance(poison, dict):
+        raise RagsecError(f"{where}: 'poison' must be an object {{target, spans}}")
+    target = poison.get("target")
     return Document(
         id=str(rec.get("id", rec.get("_id", default_id))),
         text=text,
         title=str(rec.get("title") or ""),
-        poison_spans=spans,
-        poison_target=poison.get("target"),
+        poison_spans=_gold_spans(poison.get("spans") or [], len(text), where),
+        poison_target=None if target is None else str(target),
     )
 
 
+def _gold_spans(raw: Any, n: int, where: str) -> tuple[tuple[int, int], ...]:
+    """Gold spans as integer pairs inside the text; anything else is a clear error, not a crash."""
+    try:
+        pairs = [(int(a), int(b)) for a, b in raw]
+    except (TypeError, ValueError, OverflowError):
+        raise RagsecError(f"{where}: 'poison.spans' must be a list of [start, end] integer pairs") from None
+    return tuple((a, b) for a, b in pairs if 0 <= a < b <= n)
+
+
 def _csv_documents(path: Path) -> list[Document]:
-    reader = csv.DictReader(io.StringIO(read_text(path)))
-    if not reader.fieldnames or "text" not in reader.fieldnames:
-        raise RagsecError(f"'{path}': CSV needs a header row with a 'text' column (and optionally id, title)")
-    docs = [_document(row, default_id=f"{path.stem}-{n}", where=f"{path}:{n + 1}") for n, row in enumerate(reader, 1)]
+    # The csv module refuses fields over 128 KiB by default; a long single-line document is legitimate.
+    csv.field_size_limit(max(csv.field_size_limit(), MAX_DOC_CHARS + 1))
+    try:
+        reader = csv.DictReader(io.StringIO(read_text(path), newline=""))
+        if not reader.fieldnames or "text" not in reader.fieldnames:
+            raise RagsecError(f"'{path}': CSV needs a header row with a 'text' column (and optionally id, title)")
+        rows = list(reader)
+    except csv.Error as exc:
+        raise RagsecError(f"'{path}': malformed CSV ({exc})") from None
+    docs = [_document(row, default_id=f"{path.stem}-{n}", where=f"{path}:{n + 1}") for n, row in enumerate(rows, 1)]
     return _unique(docs)
 
 
@@ -264,7 +284,13 @@ def _load_text_folder(folder: Path) -> list[Document]:
     files = sorted(f for f in folder.rglob("*") if f.is_file() and f.suffix.lower() in TEXT_SUFFIXES)
     if not files:
         raise RagsecError(f"folder '{folder}' has no .txt or .md files")
-    return [Document(str(f.relative_to(folder)), read_text(f), f.stem) for f in files]
+    if len(files) > MAX_DOCUMENTS:
+        raise RagsecError(f"folder '{folder}' has {len(files)} text files; at most {MAX_DOCUMENTS} are supported")
+    docs = [Document(str(f.relative_to(folder)), read_text(f), f.stem) for f in files]
+    for d in docs:
+        if len(d.text) > MAX_DOC_CHARS:
+            raise RagsecError(f"'{folder / d.id}' has {len(d.text)} characters; at most {MAX_DOC_CHARS} per document")
+    return docs
 
 
 def _attack_json(path: Path) -> tuple[list[Document], list[Query]]:
@@ -275,7 +301,7 @@ def _attack_json(path: Path) -> tuple[list[Document], list[Query]]:
     """
     data = read_json(path)
     records = list(data.values()) if isinstance(data, dict) else data
-    if not isinstance(records, list) or not all(isinstance(r, dict) and "question" in r for r in records):
+    if not isinstance(records, list) or not all(_attack_record_ok(r) for r in records):
         raise RagsecError(f"'{path}': expected PoisonedRAG-style records with 'question' and 'adv_texts'")
     docs: list[Document] = []
     queries: list[Query] = []
@@ -284,30 +310,68 @@ def _attack_json(path: Path) -> tuple[list[Document], list[Query]]:
         correct = r.get("correct answer", [])
         answers = tuple(correct if isinstance(correct, list) else [correct])
         target = r.get("incorrect answer")
-        queries.append(Query(qid, r["question"], tuple(str(a) for a in answers), target, "adv"))
+        target = None if target is None else scrub(target)
+        queries.append(Query(scrub(qid), scrub(r["question"]), tuple(scrub(str(a)) for a in answers), target, "adv"))
         for j, ctx in enumerate(r.get("context", []) or []):
             docs.append(Document(f"{qid}-ctx{j}", str(ctx.get("text", "")), str(ctx.get("title", ""))))
         for j, adv in enumerate(r.get("adv_texts", []) or []):
             text = f"{r['question'].rstrip('?. ')}. {adv}"
             docs.append(Document(f"{qid}-adv{j}", text, "", ((0, len(text)),), target))
+    for d in docs:
+        if len(d.text) > MAX_DOC_CHARS:
+            raise RagsecError(f"'{path}': passage {d.id} has {len(d.text)} characters; at most {MAX_DOC_CHARS}")
     return _unique(docs), queries
+
+
+def _attack_record_ok(r: Any) -> bool:
+    """Shape check, so hostile attack files fail with one message instead of a TypeError deep inside."""
+    if not (isinstance(r, dict) and isinstance(r.get("question"), str)):
+        return False
+    ctx, adv = r.get("context") or [], r.get("adv_texts") or []
+    target = r.get("incorrect answer")
+    return (
+        isinstance(ctx, list) and all(isinstance(c, dict) for c in ctx)
+        and isinstance(adv, list)
+        and (target is None or isinstance(target, str))
+    )
 
 
 def _queries(raw: Any) -> list[Query]:
     if not isinstance(raw, list):
         raise RagsecError("queries.json must be a JSON list")
+    if not all(isinstance(q, dict) and "id" in q and isinstance(q.get("query"), str) for q in raw):
+        raise RagsecError("queries.json: each entry needs an 'id' and a string 'query'")
     return [
-        Query(str(q["id"]), q["query"], tuple(q.get("answers", [])), q.get("target"), q.get("variant"))
+        Query(scrub(str(q["id"])), scrub(q["query"]), tuple(scrub(str(a)) for a in _as_list(q.get("answers"))),
+              _opt_str(q.get("target")), _opt_str(q.get("variant")))
         for q in raw
     ]
 
 
+def _as_list(v: Any) -> list[Any]:
+    return [] if v is None else v if isinstance(v, list) else [v]
+
+
+def _opt_str(v: Any) -> str | None:
+    return None if v is None else str(v)
+
+
 def _unique(docs: list[Document]) -> list[Document]:
-    """Duplicate ids would make traces ambiguous: later duplicates get a '~n' suffix."""
-    seen: dict[str, int] = {}
+    """Duplicate ids would make traces ambiguous: later duplicates get a '~n' suffix. Lone surrogates
+    (JSON allows "\\ud800") become U+FFFD, same length, so offsets hold and UTF-8 writers never fail."""
+    docs = [Document(scrub(d.id), scrub(d.text), scrub(d.title), d.poison_spans,
+                     None if d.poison_target is None else scrub(d.poison_target)) for d in docs]
+    taken = {d.id for d in docs}
+    seen: set[str] = set()
+    last: dict[str, int] = {}  # last suffix tried per id, so n copies cost O(n), not O(n^2)
     out = []
     for d in docs:
-        n = seen.get(d.id, 0)
-        seen[d.id] = n + 1
-        out.append(d if n == 0 else Document(f"{d.id}~{n}", d.text, d.title, d.poison_spans, d.poison_target))
+        new_id, n = d.id, 0
+        # `a`, `a`, `a~1` must not become `a`, `a~1`, `a~1`: skip suffixes that are other documents' ids.
+        while new_id in seen or (n and new_id in taken):
+            n = max(n, last.get(d.id, 0)) + 1
+            new_id = f"{d.id}~{n}"
+        last[d.id] = n
+        seen.add(new_id)
+        out.append(d if n == 0 else Document(new_id, d.text, d.title, d.poison_spans, d.poison_target))
     return out

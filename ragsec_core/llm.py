@@ -56,6 +56,9 @@ class LLM:
         self.model_id = model_id
         self.quantize = quantize
         self._lock = threading.Lock()
+        self._tok_lock = threading.Lock()
+        self._skel: tuple[str, str, str] | None = None
+        self._backends = _private_backends(tokenizer)
 
     @property
     def device(self) -> torch.device:
@@ -68,8 +71,65 @@ class LLM:
         return f"{system}\n\n{user}\n\nAnswer: "
 
     def encode(self, prompt: str) -> torch.Tensor:
-        """Token ids of an already rendered prompt (the chat template carries its own special tokens)."""
-        return self.tokenizer(prompt, add_special_tokens=False, return_tensors="pt")["input_ids"].to(self.device)
+        """Token ids of an already rendered prompt: the chat template's own special tokens count, but
+        special-token strings inside the user turn (corpus text, query) stay plain text."""
+        ids, _ = self.encode_with_offsets(prompt)
+        return torch.tensor([ids], dtype=torch.long, device=self.device)
+
+    def encode_with_offsets(self, prompt: str) -> tuple[list[int], list[tuple[int, int]]]:
+        """Token ids and their character offsets in `prompt`, with the same injection guard as `encode`.
+
+        A passage containing `<|im_end|><|im_start|>system` must not close the user turn and open a
+        forged system turn (prompt-structure injection), so the untrusted region is tokenised with
+        special-token matching disabled, while the prompt's characters (and offsets) stay verbatim."""
+        u0, u1 = self.untrusted_region(prompt)
+        ids: list[int] = []
+        offsets: list[tuple[int, int]] = []
+        for start, end, trusted in ((0, u0, True), (u0, u1, False), (u1, len(prompt), True)):
+            if end > start:
+                seg_ids, seg_offsets = self._encode_segment(prompt[start:end], trusted)
+                ids += seg_ids
+                offsets += [(start + a, start + b) for a, b in seg_offsets]
+        return ids, offsets
+
+    def untrusted_region(self, prompt: str) -> tuple[int, int]:
+        """[u0, u1) of `prompt` holding the user turn, from the template's own skeleton; the whole
+        prompt when it was not made by `render_chat` (then nothing in it may be a special token)."""
+        head, between, tail = self._skeleton()
+        if not (prompt.startswith(head) and prompt.endswith(tail)):
+            return 0, len(prompt)
+        at = prompt.find(between, len(head))  # the system text is ours, so the first match is the template's
+        if at < 0 or at + len(between) > len(prompt) - len(tail):
+            return 0, len(prompt)
+        u0, u1 = at + len(between), len(prompt) - len(tail)
+        # Widen to the nearest template special tokens, so ordinary prompts tokenise exactly as before.
+        specials = [t for t in self.tokenizer.all_special_tokens if t]
+        ends = [prompt.rfind(t, 0, u0) + len(t) for t in specials if t in prompt[:u0]]
+        starts = [prompt.find(t, u1) for t in specials if t in prompt[u1:]]
+        return (max(ends) if ends else u0), (min(starts) if starts else u1)
+
+    def _skeleton(self) -> tuple[str, str, str]:
+        """(text before the system message, text between system and user message, text after it)."""
+        if self._skel is None:
+            sys_mark, user_mark = "\ue000RAGSEC-SYSTEM\ue000", "\ue000RAGSEC-USER\ue000"
+            p = self.render_chat(sys_mark, user_mark)
+            i, j = p.find(sys_mark), p.find(user_mark)
+            if i < 0 or j < i:
+                self._skel = ("\0", "\0", "\0")  # template rewrites content: never matches
+            else:
+                self._skel = (p[:i], p[i + len(sys_mark) : j], p[j + len(user_mark) :])
+        return self._skel
+
+    def _encode_segment(self, text: str, trusted: bool) -> tuple[list[int], list[tuple[int, int]]]:
+        backend = self._backends.get(trusted)
+        if backend is not None:
+            enc = backend.encode(text, add_special_tokens=False)
+            return list(enc.ids), [tuple(o) for o in enc.offsets]
+        with self._tok_lock:  # slow tokenizers: the flag is per call, but keep calls serial
+            enc = self.tokenizer(text, add_special_tokens=False, split_special_tokens=not trusted,
+                                 return_offsets_mapping=getattr(self.tokenizer, "is_fast", False))
+        ids = list(enc["input_ids"])
+        return ids, [tuple(o) for o in enc.get("offset_mapping", [(0, 0)] * len(ids))]
 
     def generate(self, prompt: str, settings: GenerationSettings | None = None) -> Generation:
         s = settings or GenerationSettings()
@@ -86,6 +146,26 @@ class LLM:
         new = out[0, ids.shape[1] :]
         text = self.tokenizer.decode(new, skip_special_tokens=True).strip()
         return Generation(text, int(ids.shape[1]), int(new.shape[0]), (time.perf_counter() - t0) * 1000)
+
+
+def _private_backends(tokenizer: Any) -> dict[bool, Any]:
+    """Two private copies of a fast tokenizer's Rust backend: trusted (special tokens recognised) and
+    untrusted (`encode_special_tokens`, i.e. split into plain text). Private copies, because the
+    shared backend's flag is mutable state that a concurrent `tokenizer(..., split_special_tokens=)`
+    call would flip under us."""
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is None or not hasattr(backend, "to_str"):
+        return {}
+    from tokenizers import Tokenizer
+
+    out = {}
+    for trusted in (True, False):
+        copy = Tokenizer.from_str(backend.to_str())
+        copy.no_truncation()
+        copy.no_padding()
+        copy.encode_special_tokens = not trusted
+        out[trusted] = copy
+    return out
 
 
 # ---------------------------------------------------------------- loading

@@ -103,12 +103,15 @@ class Trace:
                 f"trace {d.get('trace_id', '?')} has schema version {version}; this ragsec reads version "
                 f"{SCHEMA_VERSION}. Re-run the query with this version to get a current trace."
             )
-        d = dict(d)
-        d["hits"] = [TraceHit(**h) for h in d["hits"]]
-        d["spans"] = [PromptSpan(**s) for s in d["spans"]]
-        d["signals"] = Signals(**d["signals"])
-        d["labels"] = Labels(**d["labels"])
-        return cls(**d)
+        try:
+            d = dict(d)
+            d["hits"] = [TraceHit(**h) for h in d["hits"]]
+            d["spans"] = [PromptSpan(**s) for s in d["spans"]]
+            d["signals"] = Signals(**d["signals"])
+            d["labels"] = Labels(**d["labels"])
+            return cls(**d)
+        except (KeyError, TypeError, ValueError) as exc:  # hand-edited or foreign record
+            raise RagsecError(f"trace {d.get('trace_id', '?')} is malformed ({type(exc).__name__}: {exc})") from None
 
     def used_hits(self) -> list[TraceHit]:
         return [self.hits[i] for i in self.used]
@@ -225,12 +228,18 @@ class TraceStore:
         self.skipped = 0
         if not self.path.exists():
             return
-        for line in self.path.read_text(encoding="utf-8", errors="replace").splitlines():
+        # Split on "\n" only: records are written with ensure_ascii=False, so a raw U+2028 or U+0085
+        # from corpus text sits inside a record, and str.splitlines() would tear it in two.
+        for line in self.path.read_text(encoding="utf-8", errors="replace").split("\n"):
             if not line.strip():
                 continue
             try:
-                yield json.loads(line)
+                record = json.loads(line)
             except json.JSONDecodeError:
+                record = None
+            if isinstance(record, dict):
+                yield record
+            else:  # torn or foreign line
                 self.skipped += 1
 
     def get(self, trace_id: str) -> Trace:
