@@ -11,6 +11,8 @@ st.set_page_config(page_title="ragsec", page_icon=":material/policy:", layout="w
 navigation = st.navigation(
     [
         st.Page("pages/investigate.py", title="Investigate", icon=":material/search:", default=True),
+        st.Page("pages/traceback.py", title="Traceback", icon=":material/troubleshoot:"),
+        st.Page("pages/demo.py", title="Guided demo", icon=":material/school:"),
     ]
 )
 navigation.run()

@@ -42,3 +42,61 @@ def show_untrusted(label: str, text: str) -> None:
     or HTML, with invisible characters turned into visible escapes."""
     st.caption(label)
     st.code(escape_controls(text, keep_newlines=True), language=None, wrap_lines=True)
+
+
+# ---------------------------------------------------------------- corpus choice shared by the analyst pages
+
+@st.cache_resource(show_spinner=False)
+def get_detector():  # type: ignore[no-untyped-def]
+    from ragsec_core.dscan import Detector
+
+    return Detector.load()
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def get_upload_pipeline(sha: str, name: str, _data: bytes) -> Pipeline:
+    """One pipeline per uploaded file content (keyed by its SHA-256, the bytes themselves are not hashed
+    by Streamlit on every rerun). Uploads are immutable, so sharing a pipeline across sessions that
+    uploaded the same bytes exposes nothing either did not already have."""
+    import tempfile
+
+    from ragsec_core.corpus import load_corpus_bytes
+
+    folder = tempfile.mkdtemp(prefix="ragsec-upload-")
+    corpus = load_corpus_bytes(name, _data, folder)
+    return Pipeline(corpus, build_retriever(corpus, get_embedder()), get_llm())
+
+
+def corpus_picker(key: str = "corpus") -> tuple[str, str | None, object | None]:
+    """Sample corpus + variant, or an uploaded corpus file. Returns (corpus, variant, upload)."""
+    from ragsec_core.corpus import sample_corpus_names, variant_names
+
+    names = sample_corpus_names()
+    options = names + ["(upload a file)"]
+    default = names.index("general") if "general" in names else 0
+    corpus = st.selectbox("Corpus", options, index=default, key=key)
+    if corpus == "(upload a file)":
+        upload = st.file_uploader("Corpus file (.jsonl, .csv or attack .json)", type=["jsonl", "csv", "json"], key=f"{key}_file")
+        return corpus, None, upload
+    variant = st.selectbox("Poisoned variant", ["(clean)"] + variant_names(corpus), key=f"{key}_variant")
+    return corpus, None if variant == "(clean)" else variant, None
+
+
+def pipeline_for(corpus: str, variant: str | None, upload: object | None) -> Pipeline | None:
+    """The cached pipeline for a picker choice; None while an upload is still missing."""
+    import hashlib
+
+    if corpus != "(upload a file)":
+        return get_pipeline(corpus, variant)
+    if upload is None:
+        return None
+    data = upload.getvalue()  # type: ignore[attr-defined]
+    return get_upload_pipeline(hashlib.sha256(data).hexdigest(), upload.name, data)  # type: ignore[attr-defined]
+
+
+def show_html(fragment: str) -> None:
+    """Render markup built by `ragsec_core.highlight` (escaped text + our own tags only)."""
+    from ragsec_core.highlight import CSS
+
+    st.html(f"<style>{CSS}</style>{fragment}")
+

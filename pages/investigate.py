@@ -1,13 +1,14 @@
-"""Investigate: ask a question over a (possibly poisoned) corpus and inspect the Pass-0 trace."""
+"""Investigate: ask a question over a (possibly poisoned) corpus, inspect the Pass-0 trace and its attention."""
 
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
-from pages.common import get_pipeline, show_untrusted, trace_store
-from ragsec_core.corpus import load_corpus, sample_corpus_names, variant_names
+from pages.common import corpus_picker, get_detector, get_embedder, pipeline_for, show_html, show_untrusted, trace_store
+from ragsec_core.corpus import load_corpus
 from ragsec_core.errors import RagsecError
+from ragsec_core.highlight import plain_label
 from ragsec_core.text import escape_controls
 
 st.title("Investigate")
@@ -15,13 +16,14 @@ st.caption("Run RAG with prompt-anchored tracing (Pass-0). Everything shown from
 
 left, right = st.columns([2, 1])
 with right:
-    names = sample_corpus_names()
-    corpus = st.selectbox("Corpus", names, index=names.index("general") if "general" in names else 0, key="corpus")
-    variant = st.selectbox("Poisoned variant", ["(clean)"] + variant_names(corpus), key="variant")
+    corpus, variant, upload = corpus_picker()
     alpha = st.slider("alpha (dense weight in hybrid)", 0.0, 1.0, 0.5, 0.05, key="alpha")
     k = st.number_input("k (retrieved chunks)", min_value=1, max_value=20, value=5, step=1, key="k")
-variant_arg = None if variant == "(clean)" else variant
-demo = load_corpus(corpus).queries
+    attention = st.checkbox("Attention analysis (D-SCAN)", value=True, key="dscan",
+                            help="Replays the answer with attention capture and draws the detector's samples (a few seconds).")
+demo = load_corpus(corpus).queries if upload is None and corpus != "(upload a file)" else []
+
+NO_EXAMPLE = "(type your own)"
 
 
 def _use_example() -> None:
@@ -29,7 +31,6 @@ def _use_example() -> None:
         st.session_state["query"] = st.session_state["example"]
 
 
-NO_EXAMPLE = "(type your own)"
 with left:
     st.selectbox("Demo query", [NO_EXAMPLE] + [q.query for q in demo], key="example", on_change=_use_example)
     query = st.text_input("Query", key="query", max_chars=2000)
@@ -39,14 +40,24 @@ if ask:
     try:
         with st.status("Running RAG ...", expanded=False) as status:
             status.update(label="Loading models and index (first time only) ...")
-            pipeline = get_pipeline(corpus, variant_arg)
+            pipeline = pipeline_for(corpus, variant, upload)
+            if pipeline is None:
+                raise RagsecError("upload a corpus file first (.jsonl, .csv or attack .json)")
             status.update(label="Retrieving and generating ...")
             trace = pipeline.ask(query, k=int(k), alpha=float(alpha))
             trace_store().append(trace)
+            st.session_state["trace"], st.session_state["pipeline"] = trace, pipeline
+            st.session_state.pop("dscan_result", None)
+            if attention and trace.spans:
+                from ragsec_core.dscan import analyse_trace
+
+                status.update(label="Attention analysis (D-SCAN) ...")
+                st.session_state["dscan_result"] = analyse_trace(
+                    trace, pipeline.llm, detector=get_detector(), embedder=get_embedder(), keep_rows=True
+                )
             status.update(label="Done", state="complete")
-        st.session_state["trace"] = trace
     except RagsecError as exc:
-        st.error(str(exc))
+        st.error(f"{exc}")
 
 trace = st.session_state.get("trace")
 if trace is not None:
@@ -57,8 +68,16 @@ if trace is not None:
         cols, [("PAR", s.par), ("T_ASR", s.t_asr), ("CONFUSION", s.confusion), ("UNK", s.abstained), ("correct", s.correct)]
     ):
         col.metric(name, "-" if value is None else ("yes" if value else "no"))
-    st.caption("Trace id")
-    st.code(trace.trace_id, language=None)
+    c1, c2 = st.columns([3, 1])
+    with c1:
+        st.caption("Trace id")
+        st.code(trace.trace_id, language=None)
+    with c2:
+        if st.button("Trace back this answer →", key="to_traceback", help="Open the Pass-1 traceback stepper on this trace"):
+            st.session_state["tb_trace"] = trace
+            st.session_state["tb_pipeline"] = st.session_state.get("pipeline")
+            st.session_state.pop("tb_artifact", None)
+            st.switch_page("pages/traceback.py")
     used = set(trace.used)
     table = pd.DataFrame(
         [
@@ -77,5 +96,30 @@ if trace is not None:
     )
     st.subheader("Retrieved passages")
     st.dataframe(table, hide_index=True, width="stretch")
+
+    result = st.session_state.get("dscan_result")
+    if result is not None:
+        from ragsec_core.attention_view import doc_layer_weights, entropy_context, heatmap_figure, token_weights
+        from ragsec_core.highlight import shade_html
+
+        st.subheader("Attention over the retrieved documents (D-SCAN)")
+        ctx = entropy_context(result, get_detector())
+        implicated = result.documents[result.implicated]
+        m1, m2, m3 = st.columns(3)
+        m1.metric("P(poisoned)", f"{result.probability:.2f}", "poisoned" if result.poisoned else "clean", delta_color="off")
+        m2.metric("Document attention entropy", f"{ctx.value:.3f}",
+                  None if ctx.clean_low is None else f"clean range {ctx.clean_low:.2f}–{ctx.clean_high:.2f}", delta_color="off")
+        m3.metric("Implicated document", f"#{trace.hits[implicated.hit].rank}" if implicated.hit is not None else "-")
+        if ctx.below_clean:
+            st.warning("Attention collapsed: the entropy is below the 5th percentile of clean generations of this model.")
+        st.caption("Implicated chunk")
+        st.code(escape_controls(implicated.chunk_id or ""), language=None)
+        labels = [f"#{trace.hits[sp.hit].rank} {sp.chunk_id}" for sp in trace.spans]
+        st.plotly_chart(heatmap_figure(doc_layer_weights(result), labels, result.implicated), key="heatmap")
+        st.caption("Token-level attention from the answer (detector's layer band, mean over heads and answer tokens)")
+        tokenizer = st.session_state["pipeline"].llm.tokenizer
+        for sp, ranges in zip(trace.spans, token_weights(result, trace, tokenizer)):
+            with st.expander(f"#{trace.hits[sp.hit].rank} {plain_label(sp.chunk_id)}", expanded=sp.hit == implicated.hit):
+                show_html(shade_html(trace.hits[sp.hit].text, ranges))
     with st.expander("Rendered prompt"):
         st.code(escape_controls(trace.prompt, keep_newlines=True), language=None, wrap_lines=True)

@@ -54,6 +54,9 @@ class Detector:
     threshold: float = 0.5
     model: str = ""
     info: dict[str, Any] = field(default_factory=dict)
+    # Per feature, the 5th/50th/95th percentiles over the training set's clean generations: the app shows
+    # a trace's feature beside this range, so a reader sees "how collapsed is normal" for this model.
+    clean_range: dict[str, list[float]] = field(default_factory=dict)
 
     def decision(self, x: np.ndarray) -> np.ndarray:
         z = (np.asarray(x, dtype=np.float64) - np.asarray(self.mean)) / np.asarray(self.scale)
@@ -113,6 +116,8 @@ def fit_detector(
     scaler = StandardScaler().fit(x)
     scale = np.where(scaler.scale_ > 0, scaler.scale_, 1.0)
     lr = LogisticRegression(C=c, solver="newton-cholesky", max_iter=500).fit((x - scaler.mean_) / scale, y)
+    clean = x[np.asarray(y) == 0]
+    ranges = {n: np.percentile(clean[:, i], [5, 50, 95]).round(6).tolist() for i, n in enumerate(names)} if len(clean) else {}
     return Detector(
         features=list(names),
         mean=scaler.mean_.tolist(),
@@ -121,6 +126,7 @@ def fit_detector(
         intercept=float(lr.intercept_[0]),
         layers=list(layers),
         band=band,
+        clean_range=ranges,
         **meta,
     )
 
