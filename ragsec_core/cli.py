@@ -28,7 +28,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except RagsecError as exc:
-        print(f"ragsec: error: {exc}", file=sys.stderr)
+        print(f"ragsec: error: {visible(str(exc))}", file=sys.stderr)  # messages may quote file/trace text
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("ragsec: interrupted", file=sys.stderr)
@@ -225,7 +225,7 @@ def cmd_corpora(args: argparse.Namespace) -> int:
     from .corpus import sample_corpus_names, variant_names
 
     for name in sample_corpus_names():
-        print(f"{name}: variants {', '.join(variant_names(name)) or '-'}")
+        print(f"{visible(name)}: variants {', '.join(visible(v) for v in variant_names(name)) or '-'}")
     return 0
 
 
