@@ -12,6 +12,9 @@ navigation = st.navigation(
     [
         st.Page("pages/investigate.py", title="Investigate", icon=":material/search:", default=True),
         st.Page("pages/traceback.py", title="Traceback", icon=":material/troubleshoot:"),
+        st.Page("pages/retrieval_lab.py", title="Retrieval lab", icon=":material/tune:"),
+        st.Page("pages/monitor.py", title="Corpus monitor", icon=":material/monitoring:"),
+        st.Page("pages/benchmarks.py", title="Benchmarks", icon=":material/bar_chart:"),
         st.Page("pages/demo.py", title="Guided demo", icon=":material/school:"),
     ]
 )
