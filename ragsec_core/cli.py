@@ -75,7 +75,13 @@ def build_parser() -> argparse.ArgumentParser:
     _model_args(tr)
     _store_arg(tr)
     tr.add_argument("--json", action="store_true", help="print the whole artifact as JSON")
+    tr.add_argument("--html", default=None, help="also write a self-contained HTML report here")
     tr.set_defaults(func=cmd_trace)
+
+    rp = sub.add_parser("report", help="write the self-contained HTML report of a Pass-1 artifact")
+    rp.add_argument("artifact", help="artifact JSON written by `ragsec trace`")
+    rp.add_argument("--out", default=None, help="report path (default: next to the artifact, .html)")
+    rp.set_defaults(func=cmd_report)
 
     importlib.import_module("ragsec_core.chameleon_bench").register_monitor(sub)
 
@@ -132,7 +138,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     if not args.no_store:
         _store(args).append(trace)
     if args.json:
-        print(trace.to_json(indent=2).encode("ascii", "backslashreplace").decode())
+        print(json.dumps(trace.to_dict(), indent=2))  # ensure_ascii: valid JSON, no raw controls
     else:
         print_trace(trace)
     return 0
@@ -189,15 +195,16 @@ def cmd_traces_list(args: argparse.Namespace) -> int:
 def cmd_traces_show(args: argparse.Namespace) -> int:
     trace = _store(args).get(args.trace_id)
     if args.json:
-        print(trace.to_json(indent=2).encode("ascii", "backslashreplace").decode())
+        print(json.dumps(trace.to_dict(), indent=2))  # ensure_ascii: valid JSON, no raw controls
     else:
         print_trace(trace)
     return 0
 
 
 def cmd_trace(args: argparse.Namespace) -> int:
-    from .atomic import write_text_atomic
+    from .artifact import Artifact, save_artifact
     from .paths import data_dir
+    from .report import write_report
     from .trace import triggered
 
     trace = _store(args).get(args.trace_id)
@@ -211,13 +218,25 @@ def cmd_trace(args: argparse.Namespace) -> int:
         print(f"warning: trace was made with '{trace.model['id']}', replaying with '{llm.model_id}'", file=sys.stderr)
     result = run_pass1(llm, trace, args.trigger, args.objective, args.mask_mode)
     out = Path(args.out) if args.out else data_dir() / "artifacts" / f"{trace.trace_id}.pass1.json"
-    text = json.dumps({"trace": trace.to_dict(), "pass1": result.to_dict()}, ensure_ascii=False, indent=2)
-    write_text_atomic(out, text)
+    artifact = Artifact(trace, result)
+    save_artifact(out, artifact)
+    if args.html:
+        print(f"report: {write_report(args.html, artifact)}", file=sys.stderr)
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
     else:
         print_pass1(result)
     print(f"artifact: {out}", file=sys.stderr)
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from .artifact import load_artifact
+    from .report import write_report
+
+    src = Path(args.artifact)
+    out = Path(args.out) if args.out else src.with_suffix(".html")
+    print(f"report: {write_report(out, load_artifact(src))}")
     return 0
 
 
