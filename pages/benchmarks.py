@@ -11,13 +11,27 @@ import streamlit as st
 
 from pages.lab_common import get_retriever
 from ragsec_core.bench_results import (
-    chameleon_detector_rocs, chameleon_lines, detect_kind, escape_markdown, dscan_aucs, dscan_roc, list_results, outcome_counts,
-    parse_results, small_chameleon_run, traceback_points,
+    chameleon_detector_rocs,
+    chameleon_lines,
+    detect_kind,
+    dscan_aucs,
+    dscan_roc,
+    escape_markdown,
+    list_results,
+    outcome_counts,
+    parse_results,
+    small_chameleon_run,
+    traceback_points,
 )
 from ragsec_core.chameleon_scenarios import builtin_scenarios
 from ragsec_core.errors import RagsecError
 from ragsec_core.figures import (
-    auc_bars, chameleon_figure, line_by_x, outcome_bars, roc_figure, traceback_scatter,
+    auc_bars,
+    chameleon_figure,
+    line_by_x,
+    outcome_bars,
+    roc_figure,
+    traceback_scatter,
 )
 
 BENCH_DIR = Path(os.environ.get("RAGSEC_BENCH_DIR", Path(__file__).resolve().parent.parent / "bench" / "out"))

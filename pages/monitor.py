@@ -9,7 +9,12 @@ from pages.lab_common import get_corpus, get_retriever, sample_picker
 from ragsec_core.bench_results import escape_markdown
 from ragsec_core.errors import RagsecError
 from ragsec_core.figures import roc_figure
-from ragsec_core.monitor_view import DETECTOR_LABELS, default_queries, monitor_corpus, qpd_threshold
+from ragsec_core.monitor_view import (
+    DETECTOR_LABELS,
+    default_queries,
+    monitor_corpus,
+    qpd_threshold,
+)
 
 st.title("Corpus monitor")
 st.caption("Scores every chunk for signs of targeted poisoning (Semantic Chameleon §4). Sensitive queries: the "

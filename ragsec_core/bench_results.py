@@ -82,7 +82,7 @@ def attack_label(results: dict[str, Any], fallback: str) -> str:
 
 def traceback_points(results: dict[str, Any], name: str) -> list[dict[str, Any]]:
     """One point per method: `methods` (dict name -> summary, or list of {method|name, ...}) when present,
-    else the file's own top-level summary as the single method 'pass1'."""
+    else the file's own top-level summary as the single method "ragcharacter" (Pass-1, the name the bench gives it)."""
     attack = attack_label(results, name)
     methods = results.get("methods")
     items: list[tuple[str, Any]]
@@ -92,7 +92,7 @@ def traceback_points(results: dict[str, Any], name: str) -> list[dict[str, Any]]
         items = [(str(m.get("method") or m.get("name") or f"method {i + 1}"), m) for i, m in enumerate(methods)
                  if isinstance(m, dict)]
     else:
-        items = [("pass1", results)]
+        items = [("ragcharacter", results)]
     points = []
     for method, summary in items:
         if not isinstance(summary, dict):
@@ -188,7 +188,14 @@ def small_chameleon_run(
     """A few Chameleon trials in-process (one per scenario, gradient, no fluency filter) with the bench's
     result keys, so the page plots it exactly like a file from `ragsec bench chameleon`."""
     from .chameleon import Encoder
-    from .chameleon_eval import ALPHAS, KS, aggregate, build_pair, evaluate_retrieval, inject
+    from .chameleon_eval import (
+        ALPHAS,
+        KS,
+        aggregate,
+        build_pair,
+        evaluate_retrieval,
+        inject,
+    )
 
     if not scenarios:
         raise RagsecError("pick at least one scenario")

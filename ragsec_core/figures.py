@@ -9,6 +9,7 @@ are HTML-escaped.
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -31,7 +32,7 @@ def safe_label(text: Any, limit: int = 200) -> str:
 
 def _layout(fig: go.Figure, title: str, x: str, y: str, height: int = 420) -> go.Figure:
     fig.update_layout(title=safe_label(title), xaxis_title=safe_label(x), yaxis_title=safe_label(y), height=height,
-                      margin=dict(l=50, r=20, t=50, b=40), legend=dict(font=dict(size=10)))
+                      margin={"l": 50, "r": 20, "t": 50, "b": 40}, legend={"font": {"size": 10}})
     return fig
 
 
@@ -46,14 +47,14 @@ def bump_chart(paths: RankPaths, chosen_alpha: float | None = None) -> go.Figure
         fig.add_trace(go.Scatter(
             x=paths.alphas, y=paths.ranks[cid], mode="lines+markers", connectgaps=False,
             name=safe_label(cid, 40) + tag,
-            line=dict(color=POISON_COLOR if poison else CLEAN_COLORS[i % len(CLEAN_COLORS)],
-                      width=4 if poison else 2, dash="dash" if poison else "solid"),
-            marker=dict(symbol="x" if poison else "circle", size=9 if poison else 6),
+            line={"color": POISON_COLOR if poison else CLEAN_COLORS[i % len(CLEAN_COLORS)],
+                      "width": 4 if poison else 2, "dash": "dash" if poison else "solid"},
+            marker={"symbol": "x" if poison else "circle", "size": 9 if poison else 6},
             hovertext=[f"{safe_label(cid, 60)}{tag}<br>{snippet}"] * len(paths.alphas),
             hovertemplate="alpha=%{x}<br>rank=%{y}<br>%{hovertext}<extra></extra>",
         ))
     if chosen_alpha is not None:
-        fig.add_vline(x=chosen_alpha, line=dict(color="#444", dash="dot"))
+        fig.add_vline(x=chosen_alpha, line={"color": "#444", "dash": "dot"})
     _layout(fig, f"Top-{paths.k} ranks as alpha goes 0 (BM25) to 1 (dense)", "alpha (dense weight)", "rank", 460)
     fig.update_yaxes(autorange="reversed", dtick=1, range=[paths.k + 0.5, 0.5])
     return fig
@@ -69,7 +70,7 @@ def pair_metrics_figure(metrics: Mapping[str, Sequence[float]], k: int) -> go.Fi
     for key, (name, color, dash) in styles.items():
         if key in metrics:
             fig.add_trace(go.Scatter(x=list(metrics["alpha"]), y=list(metrics[key]), mode="lines+markers", name=name,
-                                     line=dict(color=color, dash=dash, shape="hv" if key != "benign_retrieval_rate" else "linear")))
+                                     line={"color": color, "dash": dash, "shape": "hv" if key != "benign_retrieval_rate" else "linear"}))
     _layout(fig, f"Sleeper/trigger pair across alpha (k={k})", "alpha (dense weight)", "rate / yes=1", 380)
     fig.update_yaxes(range=[-0.05, 1.05])
     return fig
@@ -78,13 +79,13 @@ def pair_metrics_figure(metrics: Mapping[str, Sequence[float]], k: int) -> go.Fi
 def roc_figure(curves: Mapping[str, Mapping[str, Any]], title: str = "ROC") -> go.Figure:
     """One ROC line per named curve (`fpr`, `tpr`, optional `auc`), with the chance diagonal."""
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="chance", line=dict(color="#bbb", dash="dot")))
+    fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="chance", line={"color": "#bbb", "dash": "dot"}))
     for i, (name, c) in enumerate(curves.items()):
         pts = sorted(zip(c["fpr"], c["tpr"]))
         auc = c.get("auc")
-        label = safe_label(name, 60) + (f" (AUC {auc:.3f})" if isinstance(auc, (int, float)) and auc == auc else "")
+        label = safe_label(name, 60) + (f" (AUC {auc:.3f})" if isinstance(auc, (int, float)) and not math.isnan(auc) else "")
         fig.add_trace(go.Scatter(x=[p[0] for p in pts], y=[p[1] for p in pts], mode="lines+markers", name=label,
-                                 line=dict(shape="hv", color=CLEAN_COLORS[i % len(CLEAN_COLORS)]), marker=dict(size=4)))
+                                 line={"shape": "hv", "color": CLEAN_COLORS[i % len(CLEAN_COLORS)]}, marker={"size": 4}))
     _layout(fig, title, "false positive rate", "true positive rate", 420)
     fig.update_xaxes(range=[-0.02, 1.02])
     fig.update_yaxes(range=[-0.02, 1.02])
@@ -105,8 +106,8 @@ def traceback_scatter(points: Sequence[Mapping[str, Any]]) -> go.Figure:
             fig.add_trace(go.Scatter(
                 x=[p["char_fpr"] for p in sel], y=[p["char_f1"] for p in sel], mode="markers",
                 name=f"{safe_label(m, 40)} · {safe_label(a, 60)}",
-                marker=dict(size=13, color=CLEAN_COLORS[mi % len(CLEAN_COLORS)], symbol=symbols[ai % len(symbols)],
-                            line=dict(width=1, color="#333")),
+                marker={"size": 13, "color": CLEAN_COLORS[mi % len(CLEAN_COLORS)], "symbol": symbols[ai % len(symbols)],
+                            "line": {"width": 1, "color": "#333"}},
                 hovertext=[f"{safe_label(m, 40)}<br>{safe_label(a, 80)}<br>events={safe_label(p.get('events'))}<br>"
                            f"{safe_label(p.get('source', ''), 80)}" for p in sel],
                 hovertemplate="Char FPR=%{x:.3f}<br>Char F1=%{y:.3f}<br>%{hovertext}<extra></extra>",
@@ -134,7 +135,7 @@ def auc_bars(aucs: Mapping[str, float], title: str = "D-SCAN AUC") -> go.Figure:
     fig = go.Figure(go.Bar(x=list(aucs.values()), y=names, orientation="h",
                            marker_color=["#d62728" if "this run" in n else "#1f77b4" for n in aucs],
                            text=[f"{v:.3f}" for v in aucs.values()], textposition="auto"))
-    fig.add_vline(x=0.5, line=dict(color="#888", dash="dot"))
+    fig.add_vline(x=0.5, line={"color": "#888", "dash": "dot"})
     _layout(fig, title, "AUC", "", max(260, 40 + 28 * len(aucs)))
     fig.update_xaxes(range=[0, 1])
     fig.update_yaxes(autorange="reversed")
@@ -158,9 +159,9 @@ def chameleon_figure(lines: Mapping[int, Mapping[str, Sequence[float]]], metric:
         rate = list(d["rate"])
         fig.add_trace(go.Scatter(
             x=list(d["alpha"]), y=rate, mode="lines+markers", name=f"k={int(k)}",
-            line=dict(color=CLEAN_COLORS[i % len(CLEAN_COLORS)]),
-            error_y=dict(type="data", symmetric=False, array=[h - r for h, r in zip(d["hi"], rate)],
-                         arrayminus=[r - lo for r, lo in zip(rate, d["lo"])]),
+            line={"color": CLEAN_COLORS[i % len(CLEAN_COLORS)]},
+            error_y={"type": "data", "symmetric": False, "array": [h - r for h, r in zip(d["hi"], rate)],
+                         "arrayminus": [r - lo for r, lo in zip(rate, d["lo"])]},
         ))
     _layout(fig, f"Chameleon: {metric.replace('_', '-')} vs alpha (95 % Wilson intervals)", "alpha (dense weight)",
             metric.replace("_", " ") + " rate", 400)

@@ -11,7 +11,14 @@ from typing import Any
 
 from .corpus import Corpus
 from .errors import RagsecError
-from .monitor import DETECTORS, QPD_THRESHOLD_GENERAL, QPD_THRESHOLD_TECHNICAL, MonitorReport, evaluate, run_monitor
+from .monitor import (
+    DETECTORS,
+    QPD_THRESHOLD_GENERAL,
+    QPD_THRESHOLD_TECHNICAL,
+    MonitorReport,
+    evaluate,
+    run_monitor,
+)
 from .retrieval import HybridRetriever
 from .text import escape_controls
 
