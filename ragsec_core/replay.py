@@ -1,23 +1,28 @@
-"""Masked-prompt replay with prefix KV-cache reuse, shared by Pass-1 and later the baselines.
+"""Masked-prompt replay with prefix KV-cache reuse, shared by Pass-1, the baselines and the app.
 
-Every masked variant of a Pass-0 prompt shares the tokens before its first masked character, so the
-engine keeps the KV cache of the base prompt and only runs the changed suffix (measured 135-430 ms
-instead of 1.5-2 s for a 600-token prompt on 2 CPU cores). One forward over `suffix + y` (the current
-event answer, teacher-forced) yields both the log-probability of y — the continuous influence signal —
-and the greedy continuation for as long as greedy would re-emit y; decoding resumes only where it
-diverges. The resulting answer is exactly what greedy `generate` gives on the masked prompt.
+Every masked variant of a Pass-0 prompt shares its tokens up to the first masked character with the
+base prompt and, in later rounds, with earlier variants carrying the same earlier masks. The engine
+keeps the KV caches of the last few prompts it ran (the first one is built lazily: no up-front base
+forward) and runs only the tokens after the longest common token prefix with any of them. One forward
+over `suffix + y` (y = the current event answer, teacher-forced, logits only for the answer positions)
+yields both the log-probability of y — the continuous influence signal — and the greedy continuation
+for as long as greedy would re-emit y; decoding resumes only where it diverges. The resulting answer is
+exactly what greedy `generate` gives on the masked prompt (tested against `NaiveReplayEngine`, which
+runs plain `generate` plus a full scoring forward for every variant, with no memo and no reuse).
 """
 
 from __future__ import annotations
 
 import copy
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
 from .llm import LLM, GenerationSettings
+
+MAX_CACHED_PROMPTS = 6  # ~28 MB of KV each for a 600-token SmolLM2 prompt
 
 
 @dataclass(frozen=True)
@@ -25,31 +30,39 @@ class Replay:
     answer: str
     logprob: float  # mean log-probability of the reference answer's tokens under this prompt
     ms: float
-    reused_tokens: int  # prompt tokens served from the cached prefix
+    reused_tokens: int  # prompt tokens served from a cached prefix
     prompt_tokens: int
 
 
-class ReplayEngine:
-    """Greedy replays of variants of one base prompt, with a memo of identical prompts."""
+@dataclass
+class _Cached:
+    ids: torch.Tensor  # the prompt's token ids
+    cache: Any  # its KV cache, exactly len(ids) positions
+    used: int = field(default=0)  # LRU clock
 
-    def __init__(self, llm: LLM, base_prompt: str, settings: GenerationSettings | None = None) -> None:
+
+class ReplayEngine:
+    """Greedy replays of variants of one base prompt, with prefix reuse and a memo of identical prompts."""
+
+    def __init__(
+        self, llm: LLM, base_prompt: str, settings: GenerationSettings | None = None, max_cached: int = MAX_CACHED_PROMPTS
+    ) -> None:
         self.llm = llm
         self.settings = settings or GenerationSettings()
         self.base_ids = llm.encode(base_prompt)[0]
         self.calls = 0  # replays that ran the model (memo hits excluded)
         self.forward_tokens = 0  # tokens pushed through the model, for forward-pass equivalents
+        self.max_cached = max_cached
         self._memo: dict[tuple[str, str], Replay] = {}
-        with llm._lock, torch.no_grad():
-            out = llm.model(self.base_ids[None, :-1], use_cache=True)
-        cache = getattr(out, "cache", None)
-        self._base_cache = cache if cache is not None else out.past_key_values
-        self.forward_tokens += len(self.base_ids) - 1
+        self._cached: list[_Cached] = []
+        self._clock = 0
 
     def forward_pass_equivalents(self) -> float:
         """Tokens processed so far divided by the base prompt length."""
         return self.forward_tokens / max(1, len(self.base_ids))
 
     def replay(self, prompt: str, reference: str) -> Replay:
+        """Greedy answer of `prompt` and the mean log-probability of `reference` under it."""
         key = (prompt, reference)
         if key not in self._memo:
             self._memo[key] = self._run(prompt, reference)
@@ -58,22 +71,46 @@ class ReplayEngine:
     def _run(self, prompt: str, reference: str) -> Replay:
         t0 = time.perf_counter()
         ids = self.llm.encode(prompt)[0]
-        ref = self._answer_ids(reference)
-        keep = _common_prefix(self.base_ids, ids)
-        keep = min(keep, len(ids) - 1, len(self.base_ids) - 1)  # always run >= 1 prompt token
+        ref = _answer_ids(self.llm, reference, self.settings.max_new_tokens, ids.device)
         with self.llm._lock, torch.no_grad():
-            cache = copy.deepcopy(self._base_cache)
-            _crop(cache, keep)
+            cache, keep = self._longest_prefix(ids)
             feed = torch.cat([ids[keep:], ref])[None, :]
-            out = self.llm.model(feed, cache=cache, use_cache=True)
+            out = self.llm.model(feed, cache=cache, use_cache=True, logits_to_keep=len(ref) + 1)
             self.forward_tokens += feed.shape[1]
-            logits = out.logits[0, len(ids) - keep - 1 :]  # predictions for answer positions 0..len(ref)
-            logp = torch.log_softmax(logits.float(), dim=-1)
-            mean_lp = float(logp[torch.arange(len(ref)), ref].mean()) if len(ref) else 0.0
+            logits = out.logits[0]  # predictions for answer positions 0..len(ref)
+            mean_lp = _mean_logprob(logits, ref)
             tokens = self._greedy(logits.argmax(-1), ref, cache, len(ids))
+            _crop(cache, len(ids))
+            self._remember(ids, cache)
         self.calls += 1
         text = self.llm.tokenizer.decode(tokens, skip_special_tokens=True).strip()
         return Replay(text, mean_lp, (time.perf_counter() - t0) * 1000, keep, len(ids))
+
+    def _longest_prefix(self, ids: torch.Tensor) -> tuple[Any, int]:
+        """A private copy of the cached KV sharing the most leading tokens with `ids`, cropped to them."""
+        from transformers import DynamicCache
+
+        best, keep = None, 0
+        for c in self._cached:
+            n = min(_common_prefix(c.ids, ids), len(ids) - 1)  # always run >= 1 prompt token
+            if n > keep:
+                best, keep = c, n
+        if best is None:
+            return DynamicCache(config=self.llm.model.config), 0
+        self._clock += 1
+        best.used = self._clock
+        cache = copy.deepcopy(best.cache)
+        _crop(cache, keep)
+        return cache, keep
+
+    def _remember(self, ids: torch.Tensor, cache: Any) -> None:
+        """Keep this prompt's cache for later variants; drop the least recently used beyond the limit."""
+        if self.max_cached < 1:
+            return
+        self._clock += 1
+        self._cached.append(_Cached(ids, cache, self._clock))
+        if len(self._cached) > self.max_cached:
+            self._cached.remove(min(self._cached, key=lambda c: c.used))
 
     def _greedy(self, argmax: torch.Tensor, ref: torch.Tensor, cache: Any, prompt_len: int) -> list[int]:
         """Follow the teacher-forced argmax while it agrees with the reference, then decode normally."""
@@ -109,9 +146,45 @@ class ReplayEngine:
             nxt = torch.tensor([[t]], device=argmax.device)
         return tokens
 
-    def _answer_ids(self, answer: str) -> torch.Tensor:
-        ids = self.llm.tokenizer(answer, add_special_tokens=False, return_tensors="pt")["input_ids"][0]
-        return ids[: self.settings.max_new_tokens].to(self.base_ids.device)
+
+class NaiveReplayEngine:
+    """The reference path: for every variant, plain greedy `generate` on the full prompt plus one full
+    teacher-forced forward for the log-probability; no memo, no prefix reuse. Same interface and counters
+    as ReplayEngine, so Pass-1 can run either and the two results can be compared."""
+
+    def __init__(self, llm: LLM, base_prompt: str, settings: GenerationSettings | None = None) -> None:
+        self.llm = llm
+        self.settings = settings or GenerationSettings()
+        self.base_ids = llm.encode(base_prompt)[0]
+        self.calls = 0
+        self.forward_tokens = 0
+
+    def forward_pass_equivalents(self) -> float:
+        return self.forward_tokens / max(1, len(self.base_ids))
+
+    def replay(self, prompt: str, reference: str) -> Replay:
+        t0 = time.perf_counter()
+        gen = self.llm.generate(prompt, self.settings)
+        ids = self.llm.encode(prompt)[0]
+        ref = _answer_ids(self.llm, reference, self.settings.max_new_tokens, ids.device)
+        with self.llm._lock, torch.no_grad():
+            logits = self.llm.model(torch.cat([ids, ref])[None, :], use_cache=False).logits[0, len(ids) - 1 :]
+        self.forward_tokens += gen.prompt_tokens + gen.new_tokens + len(ids) + len(ref)
+        self.calls += 1
+        return Replay(gen.text, _mean_logprob(logits, ref), (time.perf_counter() - t0) * 1000, 0, len(ids))
+
+
+def _mean_logprob(logits: torch.Tensor, ref: torch.Tensor) -> float:
+    """Mean log-probability of `ref` given logits whose row j predicts ref[j]."""
+    if not len(ref):
+        return 0.0
+    logp = torch.log_softmax(logits[: len(ref)].float(), dim=-1)
+    return float(logp[torch.arange(len(ref)), ref].mean())
+
+
+def _answer_ids(llm: LLM, answer: str, limit: int, device: torch.device) -> torch.Tensor:
+    ids = llm.tokenizer(answer, add_special_tokens=False, return_tensors="pt")["input_ids"][0]
+    return ids[:limit].to(device)
 
 
 def _common_prefix(a: torch.Tensor, b: torch.Tensor) -> int:

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .llm import LLM, GenerationSettings
-from .replay import ReplayEngine
+from .replay import NaiveReplayEngine, ReplayEngine
 from .spans import (
     Span,
     apply_masks,
@@ -46,7 +46,11 @@ class Budgets:
     max_bisect_steps: int = 6
     min_span_len: int = 4
     max_rounds: int = 3
-    early_stop: bool = True
+    early_stop: bool = True  # stop chunk, sentence and phrase screening at the first successful mask
+    # Round 0 reuses the Pass-0 answer and signals instead of a baseline call (§4.3); True replays the
+    # unmasked prompt too, to check that it reproduces the logged answer and to anchor influence at
+    # the drop from the unmasked log-probability.
+    baseline_replay: bool = False
 
 
 @dataclass
@@ -65,7 +69,7 @@ class Test:
     stage: str  # fast_path | chunk | sentence | phrase | bisect | final
     spans: list[SpanRecord]  # what this test masked (on top of earlier rounds' masks)
     answer: str
-    influence: float  # drop in mean log-prob of the round's event answer
+    influence: float  # drop in mean log-prob of the round's event answer (round 0 without a baseline: -mean log-prob)
     success: bool  # the trigger no longer fires
     ms: float
     cached: bool
@@ -81,7 +85,7 @@ class Round:
     causal: SpanRecord | None
     answer_after: str
     resolved: bool
-    reproduced: bool  # replaying the round's unmasked prompt gave the round's event answer
+    reproduced: bool | None  # replaying the round's unmasked prompt gave its event answer (None: not replayed)
 
 
 @dataclass
@@ -126,13 +130,16 @@ class Pass1:
         objective: str = "event",
         mask_mode: str = "delete",
         budgets: Budgets | None = None,
+        *,
+        naive: bool = False,
     ) -> None:
         if objective not in OBJECTIVES:
             raise ValueError(f"objective must be one of {OBJECTIVES}")
         self.trace, self.trigger, self.objective, self.mask_mode = trace, trigger, objective, mask_mode
         self.b = budgets or Budgets()
         self.llm = llm
-        self.engine: ReplayEngine | None = None  # built only for a triggered trace (one prompt forward)
+        self.engine: ReplayEngine | NaiveReplayEngine | None = None  # built only for a triggered trace
+        self.naive = naive  # replay every variant with plain generate (the reference path of the speed bench)
         self.blocks = {s.hit: s for s in trace.spans}  # used hit -> prompt offsets
         self.masks: list[Span] = []  # cumulative, prompt-global
         self.result = TracebackResult(
@@ -179,7 +186,8 @@ class Pass1:
         t0 = time.perf_counter()
         answer = self.trace.answer
         if self.result.triggered:
-            self.engine = ReplayEngine(self.llm, self.trace.prompt, GenerationSettings(**self.trace.model["settings"]))
+            engine = NaiveReplayEngine if self.naive else ReplayEngine
+            self.engine = engine(self.llm, self.trace.prompt, GenerationSettings(**self.trace.model["settings"]))
             for t in range(self.b.max_rounds):
                 self._round = t
                 rnd = self._run_round(answer)
@@ -200,10 +208,12 @@ class Pass1:
     def _run_round(self, answer: str) -> Round:
         self._ref = answer
         self._anchor = self._event_anchor(answer)
-        base_prompt = apply_masks(self.trace.prompt, self.masks, self.mask_mode)
-        assert self.engine is not None
-        base = self.engine.replay(base_prompt, answer)
-        self._base_lp = base.logprob
+        reproduced: bool | None = None
+        self._base_lp = 0.0
+        if self._round > 0 or self.b.baseline_replay:  # later rounds: the previous final test, memoised
+            assert self.engine is not None
+            base = self.engine.replay(apply_masks(self.trace.prompt, self.masks, self.mask_mode), answer)
+            self._base_lp, reproduced = base.logprob, base.answer == answer
         found = self._fast_path() or self._search()
         path, attribution, causal = found
         self.masks.append(tuple(causal.prompt))  # type: ignore[arg-type]
@@ -212,7 +222,7 @@ class Pass1:
             self.result.attribution.append(attribution)
         final = self.test("final", [])
         return Round(
-            self._round, answer, self._anchor, path, attribution, causal, final.answer, final.success, base.answer == answer
+            self._round, answer, self._anchor, path, attribution, causal, final.answer, final.success, reproduced
         )
 
     def _event_anchor(self, answer: str) -> str:
@@ -268,6 +278,8 @@ class Pass1:
         for s in rank_sentences(text, self._anchor, masked)[: self.b.max_sentences]:
             out = self.test("sentence", [self.record(hit, s)])
             sent_scores.append((out.success, out.influence, -s[0], s))
+            if out.success and self.b.early_stop:
+                break
         sent_scores.sort(reverse=True)
         regions = [s for *_, s in sent_scores[: self.b.kept_regions]]
         if sent_scores and sent_scores[0][0]:
@@ -279,6 +291,8 @@ class Pass1:
                 out = self.test("phrase", [self.record(hit, p)])
                 if best is None or (out.success, out.influence) > (best[1].success, best[1].influence):
                     best = (p, out)
+                if out.success and self.b.early_stop:
+                    break
             if best is None:
                 whole = self.record(hit, (0, len(text)))
                 return "fallback_chunk", whole, whole
@@ -334,6 +348,9 @@ def run_pass1(
     objective: str = "event",
     mask_mode: str = "delete",
     budgets: Budgets | None = None,
+    *,
+    naive: bool = False,
 ) -> TracebackResult:
-    """Pass-1 on one trace. Untriggered traces return at once with `triggered=False` (no model call)."""
-    return Pass1(llm, trace, trigger, objective, mask_mode, budgets).run()
+    """Pass-1 on one trace. Untriggered traces return at once with `triggered=False` (no model call).
+    `naive=True` replays every variant with plain generation (no memo, no prefix reuse): same result, slower."""
+    return Pass1(llm, trace, trigger, objective, mask_mode, budgets, naive=naive).run()

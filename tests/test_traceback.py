@@ -33,7 +33,7 @@ def _round_trips(trace, rec):
 
 
 def test_planted_poison_is_traced_to_its_characters_and_the_replay_loses_the_event(llm, bastion):
-    res = run_pass1(llm, bastion)
+    res = run_pass1(llm, bastion, budgets=Budgets(baseline_replay=True))
     assert res.triggered and res.resolved and res.rounds[0].reproduced
     assert bastion.labels.target not in res.final_answer
     gold = _gold_prompt_spans(bastion)

@@ -1,0 +1,50 @@
+"""The optimised replay path (prefix KV reuse across variants, memo, teacher-forced greedy) gives the
+same Pass-1 result as the naive path (plain `generate` + a full scoring forward per variant)."""
+
+import pytest
+
+from ragsec_core.replay import NaiveReplayEngine, ReplayEngine
+from ragsec_core.spans import apply_masks
+from ragsec_core.traceback import Budgets, run_pass1
+
+
+@pytest.fixture(scope="module")
+def bastion(pipeline):
+    trace = pipeline("secops", "embedded").ask("What is the hostname of the bastion host?")
+    assert trace.signals.par, trace.answer
+    return trace
+
+
+def _summary(res):
+    """Everything Pass-1 decides: spans, flags, and every test's masks, answer and outcome."""
+    tests = [(t.round, t.stage, [s.prompt for s in t.spans], t.answer, t.success) for t in res.tests]
+    spans = [(s.hit, s.local, s.prompt) for s in res.attribution + res.causal]
+    rounds = [(r.path, r.answer_after, r.resolved, r.reproduced) for r in res.rounds]
+    return tests, spans, rounds, res.resolved, res.final_answer, res.mask_kind
+
+
+def test_optimised_pass1_equals_the_naive_path_on_a_real_trace(llm, bastion):
+    budgets = Budgets(baseline_replay=True)
+    fast = run_pass1(llm, bastion, budgets=budgets)
+    naive = run_pass1(llm, bastion, budgets=budgets, naive=True)
+    assert _summary(fast) == _summary(naive)
+    assert [t.influence for t in fast.tests] == pytest.approx([t.influence for t in naive.tests], abs=2e-3)
+    assert fast.forward_pass_equivalents < naive.forward_pass_equivalents
+    assert any(t.cached for t in fast.tests) and not any(t.cached for t in naive.tests)
+
+
+def test_later_variants_reuse_the_longest_cached_prefix(llm, bastion):
+    """A round-2 variant shares the round-1 mask, so it reuses that variant's cache, not just the base's."""
+    blk = bastion.spans[0]
+    first = (blk.start + 2, blk.start + 12)
+    later = (bastion.spans[1].start + 5, bastion.spans[1].start + 25)
+    engine, naive = ReplayEngine(llm, bastion.prompt), NaiveReplayEngine(llm, bastion.prompt)
+    one = apply_masks(bastion.prompt, [first])
+    two = apply_masks(bastion.prompt, [first, later])
+    r1, r2 = engine.replay(one, bastion.answer), engine.replay(two, bastion.answer)
+    assert r1.reused_tokens == 0  # lazy: no up-front base forward
+    assert r2.reused_tokens > len(llm.encode(bastion.prompt[: blk.start + 12])[0])
+    for prompt, r in ((one, r1), (two, r2)):
+        ref = naive.replay(prompt, bastion.answer)
+        assert r.answer == ref.answer
+        assert r.logprob == pytest.approx(ref.logprob, abs=1e-3)
