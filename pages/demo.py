@@ -59,7 +59,7 @@ if "poisoned" in r:
     t = r["poisoned"]
     st.subheader("3 · Poisoned answer")
     show_untrusted("Answer over the poisoned corpus", t.answer)
-    (st.error if t.signals.t_asr else st.info)(
+    (st.warning if t.signals.t_asr else st.info)(
         "The model adopted the planted false fact." if t.signals.t_asr else "The model did not adopt the false fact this time."
     )
 if "dscan_poisoned" in r:

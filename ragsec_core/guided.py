@@ -14,8 +14,9 @@ from .corpus import Corpus, Document, Query, load_corpus, sample_corpus_names
 from .errors import RagsecError
 
 STAGES = ("clean answer", "inject poison", "poisoned answer", "attention collapse", "traceback", "remediation")
-# Demo queries whose attack the default model adopts at k=5, alpha=0.5 (measured; see README).
-DEFAULT_SCENARIO = ("secops", "s16")
+# A demo query whose false fact the default model adopts at k=5, alpha=0.5 and whose remediation restores
+# the correct answer (measured over every shipped scenario; see README).
+DEFAULT_SCENARIO = ("general", "q02")
 
 
 @dataclass(frozen=True)
