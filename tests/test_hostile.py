@@ -19,7 +19,7 @@ from ragsec_core.text import escape_controls, html_visible, is_hidden
 from ragsec_core.trace import TraceStore, validate
 
 from .conftest import REPO
-from .hostile_docs import INVISIBLE, QUERY, hostile_files, hostile_kinds, hostile_records, write_hostile_sample, write_jsonl
+from .hostile_docs import INVISIBLE, PWN_HOST, QUERY, browser_records, hostile_files, hostile_kinds, hostile_records, write_hostile_sample, write_jsonl
 
 
 def _no_hidden(text: str) -> bool:
@@ -184,3 +184,46 @@ def test_cli_ask_and_show_a_hostile_corpus(tmp_path, llm, embedder):
     listed = _cli("traces", "list", "--store", str(store))
     assert listed.returncode == 0 and _no_hidden(listed.stdout)
     assert all(unicodedata.category(c) != "Cf" for c in shown.stdout + listed.stdout)
+
+
+# ---------------------------------------------------------------- browser (real headless Chromium)
+
+# Requests the app makes by itself, not driven by corpus text. app.py's `page_icon=":material/policy:"`
+# makes Streamlit fetch the favicon SVG from Google's font CDN; remove this entry once the app uses a
+# local icon, so the test then demands that nothing at all leaves the machine.
+KNOWN_APP_REQUESTS = ("https://fonts.gstatic.com/s/i/short-term/release/materialsymbolsrounded/policy/",)
+
+
+def test_investigate_page_in_chromium_runs_no_script_and_fetches_nothing(tmp_path):
+    from .browser import INJECTED_MARKUP_PROBE, PWNED_PROBE, RequestLog, browser_page, serve_app
+
+    samples = tmp_path / "samples"
+    write_hostile_sample(samples, records=browser_records())  # 4 passages: all retrieved at the default k
+    log = RequestLog()
+    env = {"RAGSEC_SAMPLE_DIR": str(samples), "OMP_NUM_THREADS": "1"}
+    with serve_app(tmp_path, env) as url, browser_page(log) as page:
+        page.goto(url)
+        query = page.get_by_label("Query", exact=True)
+        query.wait_for(timeout=90_000)
+        query.fill(QUERY)
+        query.press("Enter")
+        page.get_by_role("button", name="Ask").click()
+        page.get_by_text("Trace id").wait_for(timeout=300_000)
+        page.locator("[data-testid=stCode]").first.wait_for(timeout=60_000)
+        page.locator("summary", has_text="Rendered prompt").click()
+        page.locator("summary", has_text="hostile-invisible").click()
+        page.get_by_text("[U+200B]").first.wait_for(timeout=30_000)
+        shown = page.evaluate("() => document.body.innerText")
+
+        assert page.evaluate(PWNED_PROBE) == [None] * len(page.evaluate(PWNED_PROBE))  # no script ran
+        assert page.evaluate(INJECTED_MARKUP_PROBE) == []  # no attacker element or handler in the DOM
+        assert not page.ragsec_errors
+    assert log.entries and not [u for u in log.external() if not u.startswith(KNOWN_APP_REQUESTS)], log.external()
+    assert not [u for u in log.urls() if "attacker.example" in u]
+    # invisible characters: badges inside the highlighted passage, escapes in the rendered prompt, never raw
+    for ch in ("\u200b", "\u2060", "\u202e", "\U000e0041"):
+        assert f"[U+{ord(ch):04X}]" in shown and ch not in shown, hex(ord(ch))
+    assert "\\u200b" in shown and "\\u202e" in shown
+    for payload in ("<script>window.__pwned=1;", 'onerror="window.__pwned=2"', "javascript:parent.__pwned=3",
+                    f"![beacon](http://{PWN_HOST}/beacon.png", ":red[ALERT", r"$\href{javascript:", "<|im_start|>system"):
+        assert payload in shown, payload  # attacker markup is shown as the text it is
