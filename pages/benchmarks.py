@@ -20,6 +20,7 @@ from ragsec_core.bench_results import (
     list_results,
     outcome_counts,
     parse_results,
+    points_table,
     small_chameleon_run,
     traceback_points,
 )
@@ -98,7 +99,7 @@ if loaded["traceback"]:
     points = [p for name, r in loaded["traceback"] for p in traceback_points(r, name)]
     if points:
         st.plotly_chart(traceback_scatter(points), key="bench_tb_scatter")
-        st.dataframe(pd.DataFrame(points), hide_index=True, width="stretch", key="bench_tb_points")
+        st.dataframe(pd.DataFrame(points_table(points)), hide_index=True, width="stretch", key="bench_tb_points")
     else:
         st.warning("These traceback files have no char_f1/char_fpr yet (no traced events): re-run the bench with more questions.")
     outcomes = {name: outcome_counts(r) for name, r in loaded["traceback"] if outcome_counts(r)}

@@ -105,6 +105,13 @@ def traceback_points(results: dict[str, Any], name: str) -> list[dict[str, Any]]
     return points
 
 
+def points_table(points: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows for `st.dataframe`: names from the file with invisible characters made visible."""
+    from .text import escape_controls
+
+    return [{**p, **{k: escape_controls(str(p[k])) for k in ("method", "attack", "source") if k in p}} for p in points]
+
+
 def outcome_counts(results: dict[str, Any]) -> dict[str, int]:
     out = results.get("outcomes")
     if not isinstance(out, dict):

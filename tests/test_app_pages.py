@@ -196,6 +196,17 @@ def test_benchmarks_small_chameleon_run(monkeypatch, tmp_path):
     assert any(t.startswith("Chameleon: co-retrieval") for t in titles)
 
 
+def test_entry_point_lists_and_opens_the_three_pages(monkeypatch, tmp_path):
+    monkeypatch.setenv("RAGSEC_HOME", str(tmp_path))
+    monkeypatch.setenv("RAGSEC_BENCH_DIR", str(tmp_path / "none"))
+    monkeypatch.chdir(REPO)
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=300)
+    at.run()
+    for page, title in (("retrieval_lab", "Retrieval lab"), ("monitor", "Corpus monitor"), ("benchmarks", "Benchmarks")):
+        at.switch_page(f"pages/{page}.py").run()
+        assert not at.exception and at.title[0].value == title
+
+
 # ---------------------------------------------------------------- view models and figures (no streamlit)
 
 @pytest.fixture(scope="module")
@@ -277,6 +288,7 @@ def test_results_detection_and_clear_errors():
         dscan_roc,
         escape_markdown,
         parse_results,
+        points_table,
         traceback_points,
     )
     from ragsec_core.errors import RagsecError
@@ -291,6 +303,7 @@ def test_results_detection_and_clear_errors():
     pts = traceback_points(TRACEBACK, "tb.json")
     assert [p["method"] for p in pts] == ["pass1", "<img src=x onerror=alert(1)>"]
     assert pts[0]["attack"] == "wiki_open_nq embedded black P=1"
+    assert points_table([{"method": "a\u202eb", "attack": "x", "char_f1": 1}])[0]["method"] == "a\\u202eb"
     listed = dict(TRACEBACK, methods=[{"method": "attention", "char_f1": 0.1, "char_fpr": 0.2}, "junk"])
     assert [p["method"] for p in traceback_points(listed, "x")] == ["attention"]
     lines = chameleon_lines(_chameleon_results())
