@@ -34,7 +34,7 @@ class Replay:
     prompt_tokens: int
 
 
-@dataclass
+@dataclass(eq=False)  # compared by identity: field equality would compare tensors
 class _Cached:
     ids: torch.Tensor  # the prompt's token ids
     cache: Any  # its KV cache, exactly len(ids) positions
