@@ -18,7 +18,7 @@ from .errors import RagsecError
 EXIT_USAGE = 2
 # Each benchmark module exposes `register(subparsers)`, adding `ragsec bench NAME`; it must import
 # heavy dependencies (torch, models) inside its command function, not at module level.
-BENCH_MODULES = ("ragsec_core.traceback_bench", "ragsec_core.dscan_bench", "ragsec_core.chameleon_bench")
+BENCH_MODULES = ("ragsec_core.traceback_bench", "ragsec_core.dscan_bench", "ragsec_core.chameleon_bench", "ragsec_core.speed_bench")
 # The bench modules exist in this tree; the import is lazy only to keep `ragsec --help` fast.
 
 
