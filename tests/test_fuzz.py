@@ -72,10 +72,11 @@ def test_merge_and_masks(ts):  # type: ignore[no-untyped-def]
     assert S.apply_masks(text, []) == text
     placeholder = S.apply_masks(text, spans, "placeholder")
     assert len(placeholder) == len(kept) + len(merged) * len(S.PLACEHOLDER)
-    # unmasking one span restores exactly its characters
-    if merged:
-        s, e = merged[0]
-        assert S.apply_masks(text, merged[1:]).startswith(text[:e]) or s > 0
+    for m in merged[:2]:  # unmasking one span restores exactly its characters, in place
+        rest = [x for x in merged if x != m]
+        unmasked = S.apply_masks(text, rest)
+        before = len(S.apply_masks(text[: m[0]], [x for x in rest if x[1] <= m[0]]))
+        assert unmasked[before : before + m[1] - m[0]] == text[m[0] : m[1]]
 
 
 @cases(800)
@@ -240,7 +241,7 @@ def test_loaders_never_crash(tmp_path_factory):  # type: ignore[no-untyped-def]
         try:
             corpus = load_corpus(path)
         except RagsecError as exc:
-            assert str(exc) and "\n" not in str(exc).strip("\n")[:0] + "x"
+            assert str(exc).strip() and "Traceback" not in str(exc)
             return
         ids = [d.id for d in corpus.documents]
         assert len(ids) == len(set(ids))
