@@ -30,7 +30,8 @@ st.progress(state.stage / len(STAGES), text=f"Step {min(state.stage + 1, len(STA
 b1, b2 = st.columns([1, 5])
 go = b1.button(f"Next: {state.next_stage} ▶" if state.next_stage else "Finished", type="primary", key="demo_next", disabled=state.done)
 if b2.button("Restart", key="demo_restart"):
-    state = st.session_state["demo_state"] = DemoState(scenario)
+    st.session_state["demo_state"] = DemoState(scenario)
+    st.rerun()
 if go:
     try:
         with st.status(f"{state.next_stage} ...") as status:
@@ -38,6 +39,7 @@ if go:
             poisoned = get_pipeline(scenario.corpus, scenario.variant)
             advance(state, clean, poisoned, get_detector(), get_embedder())
             status.update(label="Done", state="complete")
+        st.rerun()  # redraw the progress bar and the Next button for the new stage
     except RagsecError as exc:
         st.error(str(exc))
 
