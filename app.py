@@ -1,12 +1,16 @@
 """ragsec Streamlit app: entry point. Pages are thin views over ragsec_core (see pages/)."""
 
 import os
+from pathlib import Path
 
 import streamlit as st
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-st.set_page_config(page_title="ragsec", page_icon=":material/policy:", layout="wide")
+# A local favicon: Streamlit fetches :material: favicons from fonts.gstatic.com, and the app must make no
+# external request (it runs on an analyst's machine, often offline).
+ICON = Path(__file__).with_name("assets") / "icon.png"
+st.set_page_config(page_title="ragsec", page_icon=str(ICON), layout="wide")
 
 navigation = st.navigation(
     [

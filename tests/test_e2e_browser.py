@@ -1,0 +1,41 @@
+"""End to end in a real browser: `streamlit run app.py`, headless Debian Chromium, a poisoned demo query,
+then the traceback page; the poisoned answer and the highlighted causal span must be visible."""
+
+from __future__ import annotations
+
+from .browser import RequestLog, browser_page, serve_app
+
+BASTION = "What is the hostname of the bastion host?"
+
+
+def _select(page, label: str, option: str) -> None:  # type: ignore[no-untyped-def]
+    page.get_by_label(label).click()
+    page.get_by_role("option", name=option, exact=True).click()
+
+
+def test_poisoned_answer_and_traced_span_visible_in_chromium(tmp_path):
+    log = RequestLog()
+    with serve_app(tmp_path) as url, browser_page(log) as page:
+        page.set_viewport_size({"width": 1280, "height": 1000})
+        page.goto(url)
+        page.get_by_text("Investigate", exact=True).first.wait_for(timeout=60_000)
+        _select(page, "Corpus", "secops")
+        _select(page, "Poisoned variant", "embedded")
+        page.get_by_text("Attention analysis (D-SCAN)").click()  # off: this test is about the traceback
+        query = page.get_by_label("Query", exact=True)
+        query.fill(BASTION)
+        query.press("Enter")
+        page.get_by_role("button", name="Ask").click()
+        page.get_by_text("gate02.northwind.example").first.wait_for(timeout=240_000)
+        page.screenshot(path=str(tmp_path / "investigate.png"), full_page=True)
+
+        page.get_by_role("button", name="Trace back this answer →").click()
+        page.get_by_role("button", name="Run Pass-1").click()
+        causal = page.locator("mark.rs-causal").first
+        causal.wait_for(state="visible", timeout=300_000)
+        assert "gate02" in causal.inner_text()
+        page.screenshot(path=str(tmp_path / "traceback.png"), full_page=True)
+
+        assert (tmp_path / "traceback.png").stat().st_size > 10_000
+        assert not log.external(), log.external()
+        assert not page.ragsec_errors, page.ragsec_errors
