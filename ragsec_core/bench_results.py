@@ -68,6 +68,20 @@ def _num(x: Any) -> float | None:
     return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else None
 
 
+def _dict(x: Any) -> dict:
+    return x if isinstance(x, dict) else {}
+
+
+def _curve(r: Any) -> dict[str, list[float]] | None:
+    """`{fpr, tpr}` as equal-length lists of numbers, or None for anything else."""
+    if not isinstance(r, dict) or not isinstance(r.get("fpr"), list) or not isinstance(r.get("tpr"), list):
+        return None
+    fpr, tpr = [_num(x) for x in r["fpr"]], [_num(x) for x in r["tpr"]]
+    if len(fpr) != len(tpr) or not fpr or None in fpr or None in tpr:
+        return None
+    return {"fpr": fpr, "tpr": tpr}  # type: ignore[dict-item]
+
+
 # ---------------------------------------------------------------- traceback
 
 def attack_label(results: dict[str, Any], fallback: str) -> str:
@@ -124,10 +138,7 @@ def outcome_counts(results: dict[str, Any]) -> dict[str, int]:
 def dscan_roc(results: dict[str, Any]) -> dict[str, list[float]] | None:
     """The ROC curve when the file carries one (`roc: {fpr, tpr}`), else None: older D-SCAN results
     store AUCs only, and the page then shows the AUC comparison instead of a curve."""
-    r = results.get("roc")
-    if isinstance(r, dict) and isinstance(r.get("fpr"), list) and isinstance(r.get("tpr"), list) and len(r["fpr"]) == len(r["tpr"]):
-        return {"fpr": [float(x) for x in r["fpr"]], "tpr": [float(x) for x in r["tpr"]]}
-    return None
+    return _curve(results.get("roc"))
 
 
 def dscan_aucs(results: dict[str, Any]) -> dict[str, float]:
@@ -135,14 +146,13 @@ def dscan_aucs(results: dict[str, Any]) -> dict[str, float]:
     out: dict[str, float] = {}
     if _num(results.get("auc")) is not None:
         out["D-SCAN (this run)"] = float(results["auc"])
-    for name, res in (results.get("ablations") or {}).items() if isinstance(results.get("ablations"), dict) else ():
+    for name, res in _dict(results.get("ablations")).items():
         if isinstance(res, dict) and _num(res.get("auc")) is not None:
             out[f"ablation: {name}"] = float(res["auc"])
     zs = results.get("zero_shot")
     if isinstance(zs, dict) and _num(zs.get("auc")) is not None:
         out["zero-shot baseline"] = float(zs["auc"])
-    paper = (results.get("paper") or {}).get("table1_dscan") if isinstance(results.get("paper"), dict) else None
-    for ds, res in (paper or {}).items():
+    for ds, res in _dict(_dict(results.get("paper")).get("table1_dscan")).items():
         if isinstance(res, dict) and _num(res.get("auc")) is not None:
             out[f"paper (8B): {ds}"] = float(res["auc"])
     return out
@@ -179,9 +189,9 @@ def chameleon_detector_rocs(results: dict[str, Any]) -> dict[str, dict[str, dict
         if not isinstance(per, dict):
             continue
         for name, val in per.items():
-            roc = val.get("roc") if isinstance(val, dict) else None
-            if isinstance(roc, dict) and isinstance(roc.get("fpr"), list) and isinstance(roc.get("tpr"), list):
-                out.setdefault(cfg, {})[name] = {"fpr": roc["fpr"], "tpr": roc["tpr"], "auc": _num(val.get("auc"))}
+            curve = _curve(val.get("roc")) if isinstance(val, dict) else None
+            if curve:
+                out.setdefault(cfg, {})[name] = {**curve, "auc": _num(val.get("auc"))}
     return out
 
 

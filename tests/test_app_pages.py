@@ -282,6 +282,7 @@ def test_monitor_view_labels_and_rows(secops_canary):
 
 def test_results_detection_and_clear_errors():
     from ragsec_core.bench_results import (
+        chameleon_detector_rocs,
         chameleon_lines,
         detect_kind,
         dscan_aucs,
@@ -310,6 +311,11 @@ def test_results_detection_and_clear_errors():
     assert list(lines) == [5, 10] and lines[5]["alpha"] == [0.3, 0.5, 0.7, 1.0] and lines[5]["rate"][-1] == 1.0
     assert dscan_roc(DSCAN)["tpr"] == [0, 0.7, 1] and dscan_roc({"auc": 0.5}) is None
     assert dscan_aucs(DSCAN)["D-SCAN (this run)"] == 0.86
+    # malformed sections are skipped, never a crash inside a plot
+    assert dscan_aucs({"auc": 0.5, "paper": [1], "ablations": 3, "zero_shot": "x"}) == {"D-SCAN (this run)": 0.5}
+    assert dscan_roc({"roc": {"fpr": [0, "a"], "tpr": [0, 1]}}) is None
+    assert chameleon_detector_rocs({"detectors": {"c": {"qpd": {"roc": {"fpr": [0], "tpr": []}}, "x": 1}}}) == {}
+    assert chameleon_lines({"by_alpha_k": {"alpha=1.0,k=5": {"co_retrieval": {"rate": "x"}}, "junk": 1}}) == {}
     assert escape_markdown("[a](http://x) *b*") == "\\[a\\]\\(http\\://x\\) \\*b\\*"
 
 
