@@ -67,6 +67,8 @@ with st.expander("Start a small Chameleon run (a few trials on a sample corpus, 
             st.session_state["bench_mini"] = res
         except RagsecError as exc:
             st.error(f"{escape_markdown(str(exc))}. Pick at least one scenario and run again.")
+        except (RuntimeError, ValueError, OSError, MemoryError) as exc:  # model/torch failure: a message, not a traceback
+            st.error(f"The run failed: try fewer scenarios or iterations ({type(exc).__name__}: {escape_markdown(str(exc))[:300]})")
     if "bench_mini" in st.session_state:
         st.download_button("Download this run's results.json", json.dumps(st.session_state["bench_mini"], indent=1),
                            file_name="chameleon_mini_results.json", mime="application/json", key="bench_mini_dl")

@@ -42,6 +42,8 @@ if st.button("Run the monitor", type="primary", key="mon_run"):
         st.session_state["mon_view"] = {"key": (corpus, variant, k, float(alpha)), "view": view}
     except RagsecError as exc:
         st.error(f"{escape_markdown(str(exc))}. Check the corpus and the k/alpha settings, then run again.")
+    except (RuntimeError, ValueError, OSError, MemoryError) as exc:  # model/torch failure: a message, not a traceback
+        st.error(f"The monitor failed: reload the page and run it again ({type(exc).__name__}: {escape_markdown(str(exc))[:300]})")
 
 res = st.session_state.get("mon_view")
 if res is None:

@@ -83,6 +83,8 @@ try:
     hits = retriever.search(query, k=k, alpha=float(alpha))
 except RagsecError as exc:
     st.error(f"{escape_markdown(str(exc))}.")
+except (RuntimeError, ValueError, OSError, MemoryError) as exc:  # model/torch failure: a message, not a traceback
+    st.error(f"The operation failed: try fewer iterations or reload the page ({type(exc).__name__}: {escape_markdown(str(exc))[:300]})")
     paths, hits = None, []
 if paths is not None:
     st.plotly_chart(bump_chart(paths, float(alpha)), key="lab_bump")
@@ -101,6 +103,8 @@ if c1.button("Inject into this session's corpus", key="lab_inject", type="primar
         st.rerun()
     except RagsecError as exc:
         st.error(f"{escape_markdown(str(exc))}.")
+    except (RuntimeError, ValueError, OSError, MemoryError) as exc:  # model/torch failure: a message, not a traceback
+        st.error(f"The operation failed: try fewer iterations or reload the page ({type(exc).__name__}: {escape_markdown(str(exc))[:300]})")
 if c2.button("Remove everything injected", key="lab_clear", disabled=not poisons.chunks):
     poisons.chunks.clear()
     poisons.embeddings.clear()
@@ -133,6 +137,8 @@ if st.button("Generate and inject the pair", key="lab_generate"):
         st.rerun()
     except RagsecError as exc:
         st.error(f"{escape_markdown(str(exc))}.")
+    except (RuntimeError, ValueError, OSError, MemoryError) as exc:  # model/torch failure: a message, not a traceback
+        st.error(f"The operation failed: try fewer iterations or reload the page ({type(exc).__name__}: {escape_markdown(str(exc))[:300]})")
 
 pair = st.session_state.get("lab_pair")
 if pair and pair["store"] == store_key and poisons.has_pair():
