@@ -13,7 +13,6 @@ import json
 import random
 import statistics
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -66,6 +65,13 @@ def register(subparsers: Any) -> None:
     p.add_argument("--objective", choices=["event", "oracle"], default="event")
     p.add_argument("--limit", type=int, default=50)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--methods", default="ragcharacter",
+                   help="comma-separated: ragcharacter,ppl,ragforensics,ragorigin,robustrag,ppl-char,"
+                        "ragforensics-char,ragorigin-char (all run on the same events)")
+    p.add_argument("--judge-model", default=None,
+                   help="local HF model folder or .gguf for the baselines' judge/proxy (default: the victim LM)")
+    p.add_argument("--ppl-quantile", type=float, default=0.95, help="PPL cutoff: this quantile of benign chunks")
+    p.add_argument("--ppl-sample", type=int, default=100, help="benign corpus chunks sampled for the PPL cutoff")
     p.add_argument("--out", default=None, help="write results JSON here (atomically)")
     p.set_defaults(func=cmd_bench_traceback)
 
@@ -76,6 +82,11 @@ def cmd_bench_traceback(args: argparse.Namespace) -> int:
     check_params(args.k, args.alpha)
     if args.poisons_per_query < 1 or args.limit < 1:
         raise RagsecError("--poisons-per-query and --limit must be >= 1")
+    if not 0.0 < args.ppl_quantile < 1.0 or args.ppl_sample < 1:
+        raise RagsecError("--ppl-quantile must be in (0, 1) and --ppl-sample >= 1")
+    from .baselines import parse_methods
+
+    args.methods = ",".join(parse_methods(args.methods))
     records = load_attack(Path(args.data))[: args.limit]
     results = run_benchmark(records, args)
     print_table(results)
@@ -92,23 +103,49 @@ def save(results: dict[str, Any], out: str | None) -> None:
         write_text_atomic(out, json.dumps(results, indent=2))
 
 
+def method_context(args: argparse.Namespace, llm: Any, planted: Any) -> Any:
+    """The shared context of all methods: victim, judge/proxy, and the PPL cutoff (calibrated once on a
+    seeded sample of clean corpus chunks, only when a method needs it)."""
+    from .baselines import MethodContext, calibrate
+    from .llm import load_llm
+
+    judge = load_llm(args.judge_model) if args.judge_model else llm
+    ctx = MethodContext(llm, judge, seed=args.seed)
+    if "ppl" in args.methods.split(","):
+        ctx.ppl_threshold = calibrate(ctx, [c.text for c in planted.base.chunks], args.ppl_quantile, args.ppl_sample)
+    return ctx
+
+
+def legacy_fields(row: dict[str, Any]) -> dict[str, Any]:
+    """RAGCharacter's per-event keys as earlier result files had them."""
+    d = row["details"]
+    return {
+        "resolved": d["resolved"], "char_f1": row["char_f1"], "char_iou": row["char_iou"], "char_fpr": row["char_fpr"],
+        "chunk_hit": row["chunk_hit"], "calls": row["calls"], "fpe": d["fpe"], "seconds": row["seconds"],
+        "rounds": d["rounds"], "paths": d["paths"], "gold_chars": row["gold_chars"], "pred_chars": row["pred_chars"],
+    }
+
+
 def run_benchmark(records: list[AttackRecord], args: argparse.Namespace) -> dict[str, Any]:
     from tqdm import tqdm
 
+    from .baselines import get
     from .bench_corpus import PlantedCorpus
+    from .bench_methods import score
     from .embed import Embedder
     from .llm import load_llm
-    from .metrics import char_scores
     from .rag import Pipeline
     from .trace import Labels
-    from .traceback import run_pass1
 
+    methods = args.methods.split(",")
     llm, embedder = load_llm(), Embedder()
     planted = PlantedCorpus.build(records, args.corpus, embedder)
+    ctx = method_context(args, llm, planted)
     rng = random.Random(args.seed)
     outcomes = {"EVT": 0, "CORRECT": 0, "CONFUSION": 0, "UNK": 0}
     events: list[dict[str, Any]] = []
-    for rec in tqdm(records, desc="traceback bench", unit="question", file=sys.stderr):
+    bar = tqdm(records, desc="traceback bench", unit="question", file=sys.stderr)
+    for rec in bar:
         advs = [f"{rec.question.rstrip('?. ')}. {a}" if args.attack_form == "black" else a for a in rec.adv_texts]
         advs = advs[: args.poisons_per_query]
         corpus, retriever = planted.with_poisons(rec, advs, args.mode, args.alpha, rng)
@@ -120,49 +157,55 @@ def run_benchmark(records: list[AttackRecord], args: argparse.Namespace) -> dict
         outcomes[outcome] += 1
         if not s.par:
             continue
-        t0 = time.perf_counter()
-        res = run_pass1(llm, trace, objective=args.objective, mask_mode=args.mask_mode)
-        secs = time.perf_counter() - t0
-        blocks = {sp.hit: sp for sp in trace.spans}
-        gold = [(blocks[i].start + a, blocks[i].start + b) for i in trace.used for a, b in trace.hits[i].poison_spans]
-        pred = [tuple(r.prompt) for r in res.attribution]
-        sc = char_scores(pred, gold)  # type: ignore[arg-type]
-        top = res.attribution[0].hit if res.attribution else None
-        events.append({
-            "id": rec.id, "trace_id": trace.trace_id, "answer": trace.answer, "resolved": res.resolved,
-            "char_f1": sc.f1, "char_iou": sc.iou, "char_fpr": sc.fpr,
-            "chunk_hit": bool(top is not None and trace.hits[top].poison_spans),
-            "calls": res.model_calls, "fpe": res.forward_pass_equivalents, "seconds": secs,
-            "rounds": len(res.rounds), "paths": [r.path for r in res.rounds],
-            "gold_chars": sum(b - a for a, b in gold), "pred_chars": sum(b - a for a, b in pred),
-        })
-        save(summarise(events, outcomes, args) | {"complete": False}, args.out)
-    results = summarise(events, outcomes, args) | {"complete": True}
+        ev = ctx.for_event(retriever)
+        rows: dict[str, Any] = {}
+        for m in methods:
+            bar.set_postfix(events=len(events) + 1, method=m)
+            rows[m] = score(trace, get(m).run(trace, ev))
+        event = {"id": rec.id, "trace_id": trace.trace_id, "answer": trace.answer}
+        if "ragcharacter" in rows:
+            event |= legacy_fields(rows["ragcharacter"])
+        events.append(event | {"methods": rows})
+        save(summarise(events, outcomes, args, ctx.ppl_threshold) | {"complete": False}, args.out)
+    results = summarise(events, outcomes, args, ctx.ppl_threshold) | {"complete": True}
     save(results, args.out)
     return results
 
 
-def summarise(events: list[dict[str, Any]], outcomes: dict[str, int], args: argparse.Namespace) -> dict[str, Any]:
+def summarise(
+    events: list[dict[str, Any]], outcomes: dict[str, int], args: argparse.Namespace, ppl_threshold: float | None = None
+) -> dict[str, Any]:
+    """Top-level metric keys are RAGCharacter's (as before) when it ran, else the first method's;
+    `methods` holds the same keys for every method."""
+    from .bench_methods import summarise_methods
+
+    methods = args.methods.split(",")
+    per_method = summarise_methods(events, methods)
+    primary = "ragcharacter" if "ragcharacter" in methods else methods[0]
+    legacy = [e for e in events if "resolved" in e]
+
     def mean(key: str) -> float | None:
-        return round(statistics.fmean(e[key] for e in events), 4) if events else None
+        return round(statistics.fmean(e[key] for e in legacy), 4) if legacy else None
 
     return {
         "events": len(events),
         "outcomes": outcomes,
-        "char_f1": mean("char_f1"),
-        "char_iou": mean("char_iou"),
-        "char_fpr": mean("char_fpr"),
-        "chunk_acc": mean("chunk_hit"),
+        **{k: per_method[primary][k] for k in ("char_f1", "char_iou", "char_fpr", "chunk_acc")},
         "resolved_rate": mean("resolved"),
-        "calls_per_event": mean("calls"),
+        "calls_per_event": per_method[primary]["calls_per_event"],
         "fpe_per_event": mean("fpe"),
-        "seconds_per_event": mean("seconds"),
+        "seconds_per_event": per_method[primary]["seconds_per_event"],
+        "primary_method": primary,
+        "methods": per_method,
+        "ppl_threshold": ppl_threshold,
         "config": {k: v for k, v in vars(args).items() if k != "func"},
         "per_event": events,
     }
 
 
 def print_table(r: dict[str, Any]) -> None:
+    from .bench_methods import print_methods_table
+
     cfg = r["config"]
     print(f"data={cfg['data']} mode={cfg['mode']} form={cfg['attack_form']} P={cfg['poisons_per_query']} "
           f"k={cfg['k']} alpha={cfg['alpha']} mask={cfg['mask_mode']} questions={sum(r['outcomes'].values())}")
@@ -170,3 +213,6 @@ def print_table(r: dict[str, Any]) -> None:
     cols = ["events", "char_f1", "char_iou", "char_fpr", "chunk_acc", "resolved_rate", "calls_per_event", "fpe_per_event", "seconds_per_event"]
     print(" | ".join(f"{c:>14}" for c in cols))
     print(" | ".join(f"{'-' if r[c] is None else r[c]:>14}" for c in cols))
+    if list(r["methods"]) != ["ragcharacter"]:
+        print()
+        print_methods_table(r["methods"])
