@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from pages.lab_common import get_retriever
+from pages.common import get_retriever
 from ragsec_core.bench_results import (
     chameleon_detector_rocs,
     chameleon_lines,

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ragsec_core.corpus import load_corpus
+from ragsec_core.corpus import Corpus, load_corpus, sample_corpus_names, variant_names
 from ragsec_core.embed import Embedder
 from ragsec_core.llm import LLM, load_llm
 from ragsec_core.paths import default_trace_store
 from ragsec_core.rag import Pipeline, build_retriever
+from ragsec_core.retrieval import HybridRetriever
 from ragsec_core.text import escape_controls
 from ragsec_core.trace import TraceStore
 
@@ -28,9 +29,35 @@ def get_embedder() -> Embedder:
 
 
 @st.cache_resource(show_spinner=False)
+def get_corpus(corpus: str, variant: str | None) -> Corpus:
+    return load_corpus(corpus, variant)
+
+
+@st.cache_resource(show_spinner=False)
+def get_retriever(corpus: str, variant: str | None) -> HybridRetriever:
+    """One retriever per (corpus, variant) per process, shared by every session and never mutated:
+    session-only documents go into a new retriever made by `HybridRetriever.extended`."""
+    return build_retriever(get_corpus(corpus, variant), get_embedder())
+
+
+@st.cache_resource(show_spinner=False)
 def get_pipeline(corpus: str, variant: str | None, model: str | None = None, quantize: str = "none") -> Pipeline:
-    data = load_corpus(corpus, variant)
-    return Pipeline(data, build_retriever(data, get_embedder()), get_llm(model, quantize))
+    return Pipeline(get_corpus(corpus, variant), get_retriever(corpus, variant), get_llm(model, quantize))
+
+
+CLEAN = "(clean)"
+
+
+def sample_picker(prefix: str, default_corpus: str = "secops", default_variant: str = CLEAN) -> tuple[str, str | None]:
+    """Sample corpus and poisoned variant selectboxes (pages that need no uploads); returns (corpus, variant or None)."""
+    names = sample_corpus_names()
+    corpus = st.selectbox("Corpus", names, index=names.index(default_corpus) if default_corpus in names else 0,
+                          key=f"{prefix}_corpus")
+    variants = [CLEAN] + variant_names(corpus)
+    variant = st.selectbox("Poisoned variant", variants,
+                           index=variants.index(default_variant) if default_variant in variants else 0,
+                           key=f"{prefix}_variant")
+    return corpus, None if variant == CLEAN else variant
 
 
 def trace_store() -> TraceStore:
@@ -69,8 +96,6 @@ def get_upload_pipeline(sha: str, name: str, _data: bytes) -> Pipeline:
 
 def corpus_picker(key: str = "corpus") -> tuple[str, str | None, object | None]:
     """Sample corpus + variant, or an uploaded corpus file. Returns (corpus, variant, upload)."""
-    from ragsec_core.corpus import sample_corpus_names, variant_names
-
     names = sample_corpus_names()
     options = names + ["(upload a file)"]
     default = names.index("general") if "general" in names else 0

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pages.common import get_detector, get_embedder, get_pipeline, show_html, show_untrusted
+from pages.common import (
+    get_detector,
+    get_embedder,
+    get_pipeline,
+    show_html,
+    show_untrusted,
+)
 from ragsec_core.errors import RagsecError
 from ragsec_core.guided import STAGES, DemoState, advance, default_index, scenarios
 from ragsec_core.highlight import Mark, highlight_html, legend_html, plain_label
@@ -65,7 +71,11 @@ if "poisoned" in r:
         "The model adopted the planted false fact." if t.signals.t_asr else "The model did not adopt the false fact this time."
     )
 if "dscan_poisoned" in r:
-    from ragsec_core.attention_view import doc_layer_weights, entropy_context, heatmap_figure
+    from ragsec_core.attention_view import (
+        doc_layer_weights,
+        entropy_context,
+        heatmap_figure,
+    )
 
     st.subheader("4 · Attention collapse")
     cols = st.columns(2)

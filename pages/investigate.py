@@ -5,7 +5,15 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from pages.common import corpus_picker, get_detector, get_embedder, pipeline_for, show_html, show_untrusted, trace_store
+from pages.common import (
+    corpus_picker,
+    get_detector,
+    get_embedder,
+    pipeline_for,
+    show_html,
+    show_untrusted,
+    trace_store,
+)
 from ragsec_core.corpus import load_corpus
 from ragsec_core.errors import RagsecError
 from ragsec_core.highlight import plain_label
@@ -99,7 +107,12 @@ if trace is not None:
 
     result = st.session_state.get("dscan_result")
     if result is not None:
-        from ragsec_core.attention_view import doc_layer_weights, entropy_context, heatmap_figure, token_weights
+        from ragsec_core.attention_view import (
+            doc_layer_weights,
+            entropy_context,
+            heatmap_figure,
+            token_weights,
+        )
         from ragsec_core.highlight import shade_html
 
         st.subheader("Attention over the retrieved documents (D-SCAN)")

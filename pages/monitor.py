@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from pages.lab_common import get_corpus, get_retriever, sample_picker
+from pages.common import get_corpus, get_retriever, sample_picker
 from ragsec_core.bench_results import escape_markdown
 from ragsec_core.errors import RagsecError
 from ragsec_core.figures import roc_figure

@@ -88,8 +88,8 @@ art = st.session_state.get("tb_artifact")
 if art is None or art.trace.trace_id != trace.trace_id:
     st.stop()
 
-from ragsec_core.artifact import cost_summary, prompt_window, steps  # noqa: E402
-from ragsec_core.report import chunk_marks, report_html, step_marks  # noqa: E402
+from ragsec_core.artifact import cost_summary, prompt_window, steps
+from ragsec_core.report import chunk_marks, report_html, step_marks
 
 res = art.pass1
 if not res.triggered:

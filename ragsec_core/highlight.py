@@ -9,6 +9,7 @@ before any markup is added around it; the only tags in the output are the ones b
 from __future__ import annotations
 
 import html
+from itertools import pairwise
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -55,7 +56,7 @@ def highlight_html(text: str, marks: Sequence[Mark]) -> str:
             raise ValueError(f"unknown mark kind {m.kind!r}")
     cuts = _boundaries(len(text), marks)
     out = []
-    for a, b in zip(cuts, cuts[1:]):
+    for a, b in pairwise(cuts):
         piece = html_visible(text[a:b])
         covering = [m for m in marks if m.start <= a and b <= m.end and m.start < m.end]
         if not covering:
@@ -74,7 +75,7 @@ def shade_html(text: str, weights: Sequence[tuple[int, int, float]], color: str 
         cuts.update((max(0, min(len(text), a)), max(0, min(len(text), b))))
     bounds = sorted(cuts)
     out = []
-    for a, b in zip(bounds, bounds[1:]):
+    for a, b in pairwise(bounds):
         w = max((x for s, e, x in weights if s <= a and b <= e and s < e), default=0.0)
         piece = html_visible(text[a:b])
         if w <= 0.02:

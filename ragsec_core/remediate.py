@@ -15,10 +15,10 @@ import numpy as np
 
 from .corpus import Corpus, Document, chunk_corpus
 from .errors import RagsecError
+from .llm import GenerationSettings
 from .rag import Pipeline
 from .retrieval import BM25, HybridRetriever, tokenize
 from .spans import Span, merge
-from .llm import GenerationSettings
 from .trace import Trace, overlaps
 from .traceback import SpanRecord
 

@@ -7,7 +7,15 @@ import json
 import numpy as np
 import pytest
 
-from ragsec_core.artifact import Artifact, artifact_from_dict, cost_summary, load_artifact, masked_prompt, save_artifact, steps
+from ragsec_core.artifact import (
+    Artifact,
+    artifact_from_dict,
+    cost_summary,
+    load_artifact,
+    masked_prompt,
+    save_artifact,
+    steps,
+)
 from ragsec_core.highlight import Mark, highlight_html, plain_label, shade_html
 from ragsec_core.trace import overlaps
 
@@ -109,7 +117,11 @@ def test_remediation_removes_exactly_the_traced_characters(case):
 
 
 def test_attention_views(case, llm):
-    from ragsec_core.attention_view import doc_layer_weights, heatmap_figure, token_weights
+    from ragsec_core.attention_view import (
+        doc_layer_weights,
+        heatmap_figure,
+        token_weights,
+    )
     from ragsec_core.dscan import analyse_trace
 
     _, trace, _ = case
