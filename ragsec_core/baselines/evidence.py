@@ -55,13 +55,17 @@ def characterise(name: str, trace: Trace, ctx: MethodContext, timer: Timer, susp
                  cost: tuple[int, float], details: dict[str, object]) -> MethodResult:
     """Chunk choice, judge snippet, offsets; `cost` is the shared base ranking's uncounted cost."""
     calls, seconds = cost
+    consulted: list[tuple[int | None, Span | None]] = []
 
     def proposal() -> tuple[int | None, Span | None]:
+        """Pass-1's attribution span, charged to this method once however often it is consulted."""
         nonlocal calls, seconds
-        res, c, s = ctx.pass1(trace)
-        calls, seconds = calls + c, seconds + s
-        rec = res.attribution[0] if res.attribution else None
-        return (rec.hit, (rec.local[0], rec.local[1])) if rec else (None, None)
+        if not consulted:
+            res, c, s = ctx.pass1(trace)
+            calls, seconds = calls + c, seconds + s
+            rec = res.attribution[0] if res.attribution else None
+            consulted.append((rec.hit, (rec.local[0], rec.local[1])) if rec else (None, None))
+        return consulted[0]
 
     hit = suspected[0] if suspected else proposal()[0]
     if hit is None:
