@@ -14,7 +14,6 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-
 ORPHAN_AGE_S = 3600  # a temp file this old belongs to a killed writer, never to a live one
 
 

@@ -118,7 +118,10 @@ def hostile_files(folder: Path) -> dict[str, tuple[Path, str | None]]:
     """Loader attacks: name -> (file, expected error substring, or None when it must load)."""
     folder.mkdir(parents=True, exist_ok=True)
     one_mb = ("lorem ipsum " * 90_000)[:1_000_000]
-    rec = lambda text, **kw: json.dumps({"id": "x", "text": text, **kw})  # noqa: E731
+
+    def rec(text: str, **kw: object) -> str:
+        return json.dumps({"id": "x", "text": text, **kw})
+
     raw: dict[str, tuple[str, bytes, str | None]] = {
         "nul-bytes": ("nul.jsonl", rec("a").encode() + b"\n\x00\x00\x00", "binary"),
         "binary-junk": ("junk.jsonl", bytes(range(256)) * 64, "binary"),

@@ -109,8 +109,7 @@ def test_stores_of_other_versions_or_hand_edits_fail_clearly(tmp_path, make_trac
         base | {"trace_id": "extra-field", "unknown": 1},
     ]
     with open(store.path, "a", encoding="utf-8") as fh:
-        for rec in lines:
-            fh.write(json.dumps(rec) + "\n")
+        fh.writelines(json.dumps(rec) + "\n" for rec in lines)
         fh.write('["a list, not a record"]\n42\n{"torn": \n')
     expected = {
         "pre-versioning": "schema version None", "from-the-future": "schema version 2",

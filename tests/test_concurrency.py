@@ -8,6 +8,7 @@ import json
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from ragsec_core.llm import GenerationSettings
@@ -112,3 +113,42 @@ def test_investigate_upload_and_traces_stay_in_their_session(tmp_path, monkeypat
     b.run()  # a later rerun of B still shows B's own trace
     assert b.session_state["trace"].trace_id == tb.trace_id
     assert all(CANARY not in c.value for c in b.code)
+
+
+# ---------------------------------------------------------------- cancellation of long runs
+
+def test_cancelled_index_build_stops_and_persists_nothing(tmp_path, embedder):
+    from ragsec_core.cancel import Cancelled, CancelToken
+    from ragsec_core.corpus import chunk_corpus, load_corpus
+    from ragsec_core.retrieval import HybridRetriever
+
+    chunks = chunk_corpus(load_corpus("general"))
+    token, calls = CancelToken(), []
+
+    def progress(done: int, total: int) -> None:
+        calls.append(done)
+        token.cancel()  # e.g. a Stop button pressed in another thread after the first batch
+
+    with pytest.raises(Cancelled, match="cancelled"):
+        HybridRetriever.build(chunks, embedder, cache_root=tmp_path / "idx", progress=token.wrap(progress))
+    assert len(calls) == 1 and calls[0] < len(chunks)  # stopped after the first batch, not at the end
+    assert not (tmp_path / "idx").exists() or not any((tmp_path / "idx").iterdir())
+
+
+def test_cli_ctrl_c_exits_130_without_a_traceback_or_a_partial_trace(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    store = tmp_path / "traces.jsonl"
+    proc = subprocess.Popen([sys.executable, "-m", "ragsec_core.cli", "ask", BASTION, "--corpus", "secops", "--store", str(store)],
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = proc.stderr.readline()  # "loading models ...": the run is past validation, into the slow part
+    assert "loading models" in line, line
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, (proc.returncode, err[-1500:])
+    assert "ragsec: interrupted" in err and "Traceback" not in err
+    assert not store.exists() or store.read_text() == ""

@@ -19,7 +19,17 @@ from ragsec_core.text import escape_controls, html_visible, is_hidden
 from ragsec_core.trace import TraceStore, validate
 
 from .conftest import REPO
-from .hostile_docs import INVISIBLE, PWN_HOST, QUERY, browser_records, hostile_files, hostile_kinds, hostile_records, write_hostile_sample, write_jsonl
+from .hostile_docs import (
+    INVISIBLE,
+    PWN_HOST,
+    QUERY,
+    browser_records,
+    hostile_files,
+    hostile_kinds,
+    hostile_records,
+    write_hostile_sample,
+    write_jsonl,
+)
 
 
 def _no_hidden(text: str) -> bool:
@@ -195,7 +205,13 @@ KNOWN_APP_REQUESTS = ("https://fonts.gstatic.com/s/i/short-term/release/material
 
 
 def test_investigate_page_in_chromium_runs_no_script_and_fetches_nothing(tmp_path):
-    from .browser import INJECTED_MARKUP_PROBE, PWNED_PROBE, RequestLog, browser_page, serve_app
+    from .browser import (
+        INJECTED_MARKUP_PROBE,
+        PWNED_PROBE,
+        RequestLog,
+        browser_page,
+        serve_app,
+    )
 
     samples = tmp_path / "samples"
     write_hostile_sample(samples, records=browser_records())  # 4 passages: all retrieved at the default k
