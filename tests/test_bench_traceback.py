@@ -5,8 +5,8 @@ import random
 import subprocess
 import sys
 
-from ragsec_core.corpus import Chunk
 from ragsec_core.bench_corpus import plant
+from ragsec_core.corpus import Chunk
 from ragsec_core.traceback_bench import load_attack
 
 from .conftest import REPO, shared_data
@@ -45,13 +45,23 @@ def test_bench_cli_end_to_end_on_one_question(tmp_path, llm):
     }]))
     out = tmp_path / "r.json"
     r = subprocess.run([sys.executable, "-m", "ragsec_core.cli", "bench", "traceback", "--data", str(data), "--corpus",
-                        "secops", "--mode", "standalone", "--alpha", "0.5", "--out", str(out)],
-                       capture_output=True, text=True, cwd=REPO, timeout=900)
+                        "secops", "--mode", "standalone", "--alpha", "0.5", "--methods", "ragcharacter,robustrag",
+                        "--out", str(out)],
+                       check=False, capture_output=True, text=True, cwd=REPO, timeout=900)
     assert r.returncode == 0, r.stderr[-2000:]
     res = json.loads(out.read_text())
     for key in ("events", "outcomes", "char_f1", "char_iou", "char_fpr", "chunk_acc", "calls_per_event", "seconds_per_event", "config"):
         assert key in res
     assert sum(res["outcomes"].values()) == 1 and res["complete"] and "char_f1" in r.stdout
+    assert set(res["methods"]) == {"ragcharacter", "robustrag"} and res["primary_method"] == "ragcharacter"
+    for m in res["methods"].values():
+        assert m["events"] == res["events"] and {"char_f1", "char_iou", "char_fpr", "chunk_acc"} <= set(m)
+    assert res["methods"]["ragcharacter"]["char_f1"] == res["char_f1"]  # top-level keys stay RAGCharacter's
+    if res["events"]:
+        assert "robustrag" in r.stdout and set(res["per_event"][0]["methods"]) == {"ragcharacter", "robustrag"}
+    unknown = subprocess.run([sys.executable, "-m", "ragsec_core.cli", "bench", "traceback", "--data", str(data),
+                              "--methods", "ppl,nope"], check=False, capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert unknown.returncode == 2 and "unknown method 'nope'" in unknown.stderr
     bad = subprocess.run([sys.executable, "-m", "ragsec_core.cli", "bench", "traceback", "--data", str(tmp_path / "nope.json")],
-                         capture_output=True, text=True, cwd=REPO, timeout=120)
+                         check=False, capture_output=True, text=True, cwd=REPO, timeout=120)
     assert bad.returncode == 2 and "not found" in bad.stderr
