@@ -198,12 +198,6 @@ def test_cli_ask_and_show_a_hostile_corpus(tmp_path, llm, embedder):
 
 # ---------------------------------------------------------------- browser (real headless Chromium)
 
-# Requests the app makes by itself, not driven by corpus text. app.py's `page_icon=":material/policy:"`
-# makes Streamlit fetch the favicon SVG from Google's font CDN; remove this entry once the app uses a
-# local icon, so the test then demands that nothing at all leaves the machine.
-KNOWN_APP_REQUESTS = ("https://fonts.gstatic.com/s/i/short-term/release/materialsymbolsrounded/policy/",)
-
-
 def test_investigate_page_in_chromium_runs_no_script_and_fetches_nothing(tmp_path):
     from .browser import (
         INJECTED_MARKUP_PROBE,
@@ -234,7 +228,7 @@ def test_investigate_page_in_chromium_runs_no_script_and_fetches_nothing(tmp_pat
         assert page.evaluate(PWNED_PROBE) == [None] * len(page.evaluate(PWNED_PROBE))  # no script ran
         assert page.evaluate(INJECTED_MARKUP_PROBE) == []  # no attacker element or handler in the DOM
         assert not page.ragsec_errors
-    assert log.entries and not [u for u in log.external() if not u.startswith(KNOWN_APP_REQUESTS)], log.external()
+    assert log.entries and not log.external(), log.external()  # nothing left the analyst's machine
     assert not [u for u in log.urls() if "attacker.example" in u]
     # invisible characters: badges inside the highlighted passage, escapes in the rendered prompt, never raw
     for ch in ("\u200b", "\u2060", "\u202e", "\U000e0041"):
