@@ -237,3 +237,44 @@ def test_investigate_page_in_chromium_runs_no_script_and_fetches_nothing(tmp_pat
     for payload in ("<script>window.__pwned=1;", 'onerror="window.__pwned=2"', "javascript:parent.__pwned=3",
                     f"![beacon](http://{PWN_HOST}/beacon.png", ":red[ALERT", r"$\href{javascript:", "<|im_start|>system"):
         assert payload in shown, payload  # attacker markup is shown as the text it is
+
+
+# ---------------------------------------------------------------- other pages (AppTest: where untrusted text lands)
+
+MARKDOWN_ELEMENTS = ("title", "header", "subheader", "caption", "markdown", "error", "warning", "info", "success",
+                     "exception", "expander", "metric", "tab")
+
+
+def _elements(node):  # type: ignore[no-untyped-def]
+    children = getattr(node, "children", None)
+    for child in (children.values() if isinstance(children, dict) else []):
+        yield child
+        yield from _elements(child)
+
+
+def test_retrieval_lab_shows_injected_hostile_text_only_as_plain_text(tmp_path, monkeypatch):
+    """Session-injected poisons are attacker text: they may appear in code blocks and escaped tables,
+    never in an element Streamlit renders as markdown, and never with raw invisible characters."""
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("RAGSEC_HOME", str(tmp_path))
+    monkeypatch.chdir(REPO)
+    at = AppTest.from_file(str(REPO / "pages" / "retrieval_lab.py"), default_timeout=300)
+    at.run()
+    for r in browser_records()[:3]:
+        at.text_area(key="lab_poison_text").input(r["text"]).run()
+        at.button(key="lab_inject").click().run()
+    assert not at.exception and not at.error
+    markers = ("__pwned", PWN_HOST, ":red[", "<|im_start|>", *INVISIBLE.values())
+    tables = [d.value for d in at.dataframe]
+    assert any("__pwned" in json.dumps(t.to_dict("records"), ensure_ascii=False) for t in tables)  # it is shown
+    for t in tables:
+        assert _no_hidden(json.dumps(t.to_dict("records"), ensure_ascii=False))
+    for el in _elements(at._tree):
+        if getattr(el, "type", "") == "dataframe":
+            continue  # checked above
+        text = " ".join(str(getattr(el, a, "")) for a in ("value", "label", "body") if isinstance(getattr(el, a, None), str))
+        if getattr(el, "type", "") in MARKDOWN_ELEMENTS:
+            assert not any(m in text for m in markers), (el.type, text[:200])
+        if getattr(el, "type", "") == "code":
+            assert _no_hidden(text)
