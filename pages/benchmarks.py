@@ -16,7 +16,6 @@ from ragsec_core.bench_results import (
     detect_kind,
     dscan_aucs,
     dscan_roc,
-    escape_markdown,
     list_results,
     outcome_counts,
     parse_results,
@@ -34,6 +33,7 @@ from ragsec_core.figures import (
     roc_figure,
     traceback_scatter,
 )
+from ragsec_core.highlight import escape_markdown
 
 BENCH_DIR = Path(os.environ.get("RAGSEC_BENCH_DIR", Path(__file__).resolve().parent.parent / "bench" / "out"))
 METRICS = ("co_retrieval", "stealth", "overall", "any_retrieval")

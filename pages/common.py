@@ -125,3 +125,12 @@ def show_html(fragment: str) -> None:
 
     st.html(f"<style>{CSS}</style>{fragment}")
 
+
+
+def show_error(exc: BaseException | str, hint: str = "") -> None:
+    """One `st.error` for a failure: the message may quote attacker-controlled names (files, chunk ids), and
+    `st.error` renders markdown, so it is escaped; `hint` says what to do next."""
+    from ragsec_core.highlight import escape_markdown
+
+    text = escape_markdown(str(exc))
+    st.error(f"{text}. {hint}" if hint else text)

@@ -8,6 +8,7 @@ from pages.common import (
     get_detector,
     get_embedder,
     get_pipeline,
+    show_error,
     show_html,
     show_untrusted,
 )
@@ -47,7 +48,7 @@ if go:
             status.update(label="Done", state="complete")
         st.rerun()  # redraw the progress bar and the Next button for the new stage
     except RagsecError as exc:
-        st.error(str(exc))
+        show_error(exc)
 
 r = state.results
 q = scenario.query

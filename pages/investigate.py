@@ -10,6 +10,7 @@ from pages.common import (
     get_detector,
     get_embedder,
     pipeline_for,
+    show_error,
     show_html,
     show_untrusted,
     trace_store,
@@ -65,7 +66,7 @@ if ask:
                 )
             status.update(label="Done", state="complete")
     except RagsecError as exc:
-        st.error(f"{exc}")
+        show_error(exc)
 
 trace = st.session_state.get("trace")
 if trace is not None:

@@ -6,9 +6,9 @@ import pandas as pd
 import streamlit as st
 
 from pages.common import get_corpus, get_retriever, sample_picker
-from ragsec_core.bench_results import escape_markdown
 from ragsec_core.errors import RagsecError
 from ragsec_core.figures import roc_figure
+from ragsec_core.highlight import escape_markdown
 from ragsec_core.monitor_view import (
     DETECTOR_LABELS,
     default_queries,

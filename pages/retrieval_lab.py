@@ -6,10 +6,10 @@ import pandas as pd
 import streamlit as st
 
 from pages.common import get_corpus, get_retriever, sample_picker
-from ragsec_core.bench_results import escape_markdown
 from ragsec_core.chameleon_scenarios import builtin_scenarios
 from ragsec_core.errors import RagsecError
 from ragsec_core.figures import bump_chart, pair_metrics_figure
+from ragsec_core.highlight import escape_markdown
 from ragsec_core.retrieval_lab import (
     SessionPoisons,
     add_custom_poison,

@@ -5,7 +5,14 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from pages.common import get_llm, get_pipeline, show_html, show_untrusted, trace_store
+from pages.common import (
+    get_llm,
+    get_pipeline,
+    show_error,
+    show_html,
+    show_untrusted,
+    trace_store,
+)
 from ragsec_core.errors import RagsecError
 from ragsec_core.highlight import Mark, highlight_html, legend_html
 from ragsec_core.text import escape_controls
@@ -35,7 +42,7 @@ elif source == "from the trace store":
                 st.session_state["tb_pipeline"] = None
                 st.session_state.pop("tb_artifact", None)
             except RagsecError as exc:
-                st.error(str(exc))
+                show_error(exc)
         trace = st.session_state.get("tb_trace")
 else:
     up = st.file_uploader("Pass-1 artifact (.json from `ragsec trace` or this page)", type=["json"], key="tb_upload")
@@ -48,9 +55,9 @@ else:
             art = artifact_from_dict(json.loads(up.getvalue().decode("utf-8")))
             st.session_state.update(tb_artifact=art, tb_trace=art.trace, tb_pipeline=None, tb_step=0, tb_upload_name=(up.name, up.size))
         except (ValueError, UnicodeDecodeError) as exc:
-            st.error(f"not a readable artifact: {exc}")
+            show_error(f"not a readable artifact: {exc}", "Upload the JSON written by `ragsec trace` or by this page")
         except RagsecError as exc:
-            st.error(str(exc))
+            show_error(exc)
     trace = st.session_state.get("tb_trace")
 
 if trace is None:
@@ -82,7 +89,7 @@ if st.button("Run Pass-1", type="primary", key="tb_run"):
             st.session_state.update(tb_artifact=art, tb_step=0)
             status.update(label=f"Done: {len(result.tests)} replays", state="complete")
     except RagsecError as exc:
-        st.error(str(exc))
+        show_error(exc)
 
 art = st.session_state.get("tb_artifact")
 if art is None or art.trace.trace_id != trace.trace_id:
@@ -169,7 +176,7 @@ if st.button("Remove traced span and re-ask", key="tb_remediate", disabled=not r
             status.update(label="Done", state="complete")
         st.session_state["tb_remediation"] = fix
     except RagsecError as exc:
-        st.error(str(exc))
+        show_error(exc)
 fix = st.session_state.get("tb_remediation")
 if fix is not None and fix.before.trace_id == trace.trace_id:
     show_untrusted("Answer after remediation", fix.after.answer)

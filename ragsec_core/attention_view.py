@@ -81,5 +81,6 @@ def heatmap_figure(weights: np.ndarray, doc_labels: list[str], implicated: int |
         )
     )
     fig.update_layout(xaxis_title="layer", yaxis_title="document (rank · chunk)", yaxis_autorange="reversed",
+                      yaxis_type="category",
                       height=120 + 40 * len(names), margin={"l": 10, "r": 10, "t": 30, "b": 40})
     return fig

@@ -53,17 +53,6 @@ def list_results(folder: Path) -> list[Path]:
     return sorted(p for p in folder.glob("*.json") if p.is_file()) if folder.is_dir() else []
 
 
-_MD_SPECIAL = set("\\`*_{}[]()#+-.!|<>~$:=^")
-
-
-def escape_markdown(text: str) -> str:
-    """Backslash-escape markdown/LaTeX syntax so a file name or message inside `st.error`/`st.caption`
-    (which render markdown) stays literal text: no links, images or formatting from a crafted name."""
-    from .text import escape_controls
-
-    return "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in escape_controls(text))
-
-
 def _num(x: Any) -> float | None:
     return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else None
 

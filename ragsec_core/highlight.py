@@ -9,9 +9,9 @@ before any markup is added around it; the only tags in the output are the ones b
 from __future__ import annotations
 
 import html
-from itertools import pairwise
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 from .text import html_visible
 
@@ -86,17 +86,24 @@ def shade_html(text: str, weights: Sequence[tuple[int, int, float]], color: str 
     return f'<div class="rs-text">{"".join(out)}</div>'
 
 
-_MD_SPECIAL = set("\\`*_{}[]()<>#+-.!|~$:")
+_MD_SPECIAL = set("\\`*_{}[]()#+-.!|<>~$:=^")
+
+
+def escape_markdown(text: str) -> str:
+    """Backslash-escape markdown/LaTeX syntax (and make control characters visible) so an untrusted
+    string inside `st.error` / `st.caption` / a widget label, which render markdown, stays literal text:
+    no links, images or formatting from a crafted file name, chunk id or message."""
+    from .text import escape_controls
+
+    return "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in escape_controls(text))
 
 
 def plain_label(text: str, limit: int = 80) -> str:
-    """Untrusted text for a Streamlit widget label (which renders markdown): control characters made
-    visible, every markdown-special character backslash-escaped, long text cut."""
+    """`escape_markdown` for a short label: long text is cut before escaping."""
     from .text import escape_controls
 
     t = escape_controls(text)
-    t = t if len(t) <= limit else t[: limit - 1] + "…"
-    return "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in t)
+    return escape_markdown(t if len(t) <= limit else t[: limit - 1] + "…")
 
 
 def legend_html(kinds: Sequence[str]) -> str:

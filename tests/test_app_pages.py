@@ -287,12 +287,12 @@ def test_results_detection_and_clear_errors():
         detect_kind,
         dscan_aucs,
         dscan_roc,
-        escape_markdown,
         parse_results,
         points_table,
         traceback_points,
     )
     from ragsec_core.errors import RagsecError
+    from ragsec_core.highlight import escape_markdown
 
     assert detect_kind(TRACEBACK) == "traceback" and detect_kind(DSCAN) == "dscan"
     assert detect_kind(_chameleon_results()) == "chameleon"
