@@ -28,6 +28,10 @@ from .embed import Embedder
 from .inputs import check_params
 
 INDEX_FORMAT = 1
+# Corpora of at least this many chunks get an HNSW dense index (`ragsec bench speed`: recall@10 >= 0.99);
+# smaller ones keep the exact IndexFlatIP, so alpha = 1 is exactly the dense ranking there.
+APPROX_MIN_CHUNKS = 50_000
+HNSW_EF_SEARCH = 128  # >= the candidate depth searched (max(100, 10k))
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 STOPWORDS = frozenset(
     "a an and are as at be by for from has have he her his in is it its of on or she that the their them "
@@ -97,13 +101,14 @@ class Hit:
 class HybridRetriever:
     """Holds chunks, their embeddings, a FAISS inner-product index and BM25; searches all three ways."""
 
-    def __init__(self, chunks: list[Chunk], embedder: Embedder, embeddings: np.ndarray, bm25: BM25) -> None:
+    def __init__(
+        self, chunks: list[Chunk], embedder: Embedder, embeddings: np.ndarray, bm25: BM25, index: faiss.Index | None = None
+    ) -> None:
         self.chunks = chunks
         self.embedder = embedder
         self.embeddings = embeddings
         self.bm25 = bm25
-        self.index = faiss.IndexFlatIP(embeddings.shape[1])
-        self.index.add(embeddings)
+        self.index = index if index is not None else dense_index(embeddings)
 
     # ------------------------------------------------------------ building and persistence
     @classmethod
@@ -135,6 +140,8 @@ class HybridRetriever:
         np.save(tmp / "embeddings.npy", self.embeddings)
         sparse.save_npz(tmp / "bm25.npz", self.bm25.matrix)
         (tmp / "vocab.json").write_text(json.dumps(self.bm25.vocab))
+        if isinstance(self.index, faiss.IndexHNSWFlat):  # minutes to rebuild at 100k: persist it
+            faiss.write_index(self.index, str(tmp / "hnsw.faiss"))
         (tmp / "meta.json").write_text(json.dumps({"format": INDEX_FORMAT, "n_chunks": len(self.chunks)}))
         try:
             tmp.rename(folder)
@@ -150,7 +157,11 @@ class HybridRetriever:
         bm25.matrix = sparse.load_npz(folder / "bm25.npz").tocsr()
         bm25.vocab = json.loads((folder / "vocab.json").read_text())
         emb = np.load(folder / "embeddings.npy")
-        return cls(chunks, embedder, emb, bm25)
+        index = None
+        if len(emb) >= APPROX_MIN_CHUNKS and (folder / "hnsw.faiss").exists():
+            index = faiss.read_index(str(folder / "hnsw.faiss"))
+            index.hnsw.efSearch = HNSW_EF_SEARCH
+        return cls(chunks, embedder, emb, bm25, index)
 
     def extended(self, extra: list[Chunk], extra_embeddings: np.ndarray | None = None) -> "HybridRetriever":
         """A new retriever over these chunks plus `extra` (e.g. injected documents), reusing the existing
@@ -187,6 +198,19 @@ class HybridRetriever:
             Hit(self.chunks[pool[i]], r, float(bm25[i]), float(dense[i]), float(hybrid[i]), float(bn[i]), float(dn[i]))
             for r, i in enumerate(order, 1)
         ]
+
+
+def dense_index(embeddings: np.ndarray) -> faiss.Index:
+    """Exact inner product below APPROX_MIN_CHUNKS; HNSW from there on, where exact search dominates
+    the query time (measured at 100k: flat 20-30 ms, HNSW ~0.5 ms with recall@10 0.997)."""
+    if len(embeddings) < APPROX_MIN_CHUNKS:
+        index = faiss.IndexFlatIP(embeddings.shape[1])
+    else:
+        index = faiss.IndexHNSWFlat(embeddings.shape[1], 32, faiss.METRIC_INNER_PRODUCT)
+        index.hnsw.efConstruction = 80
+        index.hnsw.efSearch = HNSW_EF_SEARCH
+    index.add(embeddings)
+    return index
 
 
 def minmax(x: np.ndarray) -> np.ndarray:

@@ -23,7 +23,7 @@ from typing import Any
 
 from .errors import RagsecError
 
-SECTIONS = ("traceback", "retrieval", "attention", "startup")
+SECTIONS = ("traceback", "retrieval", "hybrid", "attention", "startup")  # hybrid: only the hybrid part of retrieval
 DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "stealthy" / "wiki_open_nq.json"
 TARGETS = {  # key: (comparison, bound) from the "Done when"
     "traceback_speedup": (">=", 5.0),
@@ -78,9 +78,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     results: dict[str, Any] = {"config": {k: v for k, v in vars(args).items() if k != "func"} | {"torch_threads": torch.get_num_threads()}}
     if "startup" in only:  # first: a fresh subprocess while nothing of ours is loaded
         results |= speed_parts.startup()
-    if "retrieval" in only:
+    if "retrieval" in only or "hybrid" in only:
         sizes = [int(s) for s in (args.sizes or "20000,100000").split(",")]
-        results |= speed_parts.retrieval(sizes, args.queries or (20 if quick else 100), quick)
+        results |= speed_parts.retrieval(sizes, args.queries or (20 if quick else 100), quick, "retrieval" not in only)
     if "attention" in only:
         lengths = [int(s) for s in (args.attn_tokens or ("600" if quick else "600,2000")).split(",")]
         results |= speed_parts.attention(lengths, repeats=1 if quick else 2)
