@@ -18,6 +18,21 @@ from ragsec_core.text import escape_controls
 from ragsec_core.trace import TraceStore
 
 
+def _leave_pages_directory_mode() -> None:
+    """Streamlit treats a `pages/` folder beside the entry script as an old-style (v1) multipage app until
+    `st.navigation` first runs, so the very first request of a fresh server to a deep link (`/traceback`)
+    would run the page file alone, without `app.py` and with every file of `pages/` in the sidebar.
+    Switching the flag off and rerunning sends that request through `app.py`'s navigation instead."""
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
+_leave_pages_directory_mode()
+
+
 @st.cache_resource(show_spinner=False)
 def get_llm(model: str | None = None, quantize: str = "none") -> LLM:
     return load_llm(model, quantize)

@@ -39,3 +39,15 @@ def test_poisoned_answer_and_traced_span_visible_in_chromium(tmp_path):
         assert (tmp_path / "traceback.png").stat().st_size > 10_000
         assert not log.external(), log.external()
         assert not page.ragsec_errors, page.ragsec_errors
+
+
+def test_deep_link_on_a_fresh_server_goes_through_the_navigation(tmp_path):
+    """A `pages/` folder makes Streamlit start in its old pages-directory mode; the first request of a fresh
+    server to `/traceback` must still get app.py's six-page navigation, not the raw files of `pages/`."""
+    with serve_app(tmp_path) as url, browser_page() as page:
+        page.goto(f"{url}/traceback")
+        page.locator("h1").first.wait_for(timeout=60_000)
+        page.wait_for_timeout(2000)
+        nav = [t.split("\n")[-1] for t in page.locator('[data-testid="stSidebarNav"] a').all_inner_texts()]
+        assert page.locator("h1").first.inner_text() == "Traceback"
+        assert nav == ["Investigate", "Traceback", "Retrieval lab", "Corpus monitor", "Benchmarks", "Guided demo"]
