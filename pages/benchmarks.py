@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from pages.common import get_retriever
+from pages.common import get_retriever, reported, show_error
 from ragsec_core.bench_results import (
     chameleon_detector_rocs,
     chameleon_lines,
@@ -56,7 +56,7 @@ with st.expander("Start a small Chameleon run (a few trials on a sample corpus, 
     run_scen = r2.multiselect("Scenarios (one trial each)", names, default=names[:2], key="bench_run_scenarios")
     run_iter = int(r3.number_input("iterations", min_value=1, max_value=50, value=2, step=1, key="bench_run_iter"))
     if st.button("Run", key="bench_run", type="primary"):
-        try:
+        with reported("Pick at least one scenario and run again", "Try fewer scenarios or iterations"):
             with st.status("Chameleon mini run ...", expanded=True) as status:
                 bar = st.progress(0.0, text="loading the index")
                 retriever = get_retriever(run_corpus, None)
@@ -65,10 +65,6 @@ with st.expander("Start a small Chameleon run (a few trials on a sample corpus, 
                 res["config"]["corpus"] = run_corpus
                 status.update(label=f"Done: {len(chosen)} trials", state="complete", expanded=False)
             st.session_state["bench_mini"] = res
-        except RagsecError as exc:
-            st.error(f"{escape_markdown(str(exc))}. Pick at least one scenario and run again.")
-        except (RuntimeError, ValueError, OSError, MemoryError) as exc:  # model/torch failure: a message, not a traceback
-            st.error(f"The run failed: try fewer scenarios or iterations ({type(exc).__name__}: {escape_markdown(str(exc))[:300]})")
     if "bench_mini" in st.session_state:
         st.download_button("Download this run's results.json", json.dumps(st.session_state["bench_mini"], indent=1),
                            file_name="chameleon_mini_results.json", mime="application/json", key="bench_mini_dl")
@@ -87,7 +83,7 @@ for name, data in sources:
         obj = parse_results(data, name)
         loaded[detect_kind(obj)].append((name, obj))
     except RagsecError as exc:
-        st.error(escape_markdown(str(exc)))
+        show_error(exc)
 if "bench_mini" in st.session_state:
     loaded["chameleon"].append(("mini run (this session)", st.session_state["bench_mini"]))
 

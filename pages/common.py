@@ -6,10 +6,14 @@ generation is serialised inside `LLM.generate`, so concurrent sessions are safe.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import streamlit as st
 
 from ragsec_core.corpus import Corpus, load_corpus, sample_corpus_names, variant_names
 from ragsec_core.embed import Embedder
+from ragsec_core.errors import RagsecError
 from ragsec_core.llm import LLM, load_llm
 from ragsec_core.paths import default_trace_store
 from ragsec_core.rag import Pipeline, build_retriever
@@ -140,6 +144,18 @@ def show_html(fragment: str) -> None:
 
     st.html(f"<style>{CSS}</style>{fragment}")
 
+
+
+@contextmanager
+def reported(advice: str = "", on_failure: str = "Reload the page and try again") -> Iterator[None]:
+    """Run a block; a RagsecError (bad input, + `advice`) or a model/torch/OS failure (+ `on_failure`) becomes
+    one escaped `st.error` saying what to do, never a traceback. `st.rerun` / `st.stop` pass through."""
+    try:
+        yield
+    except RagsecError as exc:
+        show_error(exc, advice)
+    except (RuntimeError, ValueError, OSError, MemoryError) as exc:
+        show_error(f"The operation failed ({type(exc).__name__}: {str(exc)[:300]})", on_failure)
 
 
 def show_error(exc: BaseException | str, hint: str = "") -> None:

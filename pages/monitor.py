@@ -5,10 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from pages.common import get_corpus, get_retriever, sample_picker
-from ragsec_core.errors import RagsecError
+from pages.common import get_corpus, get_retriever, reported, sample_picker
 from ragsec_core.figures import roc_figure
-from ragsec_core.highlight import escape_markdown
 from ragsec_core.monitor_view import (
     DETECTOR_LABELS,
     default_queries,
@@ -28,7 +26,7 @@ k = int(c2.number_input("k", min_value=1, max_value=20, value=5, step=1, key="mo
 alpha = c3.slider("alpha", 0.0, 1.0, 0.5, 0.05, key="mon_alpha")
 
 if st.button("Run the monitor", type="primary", key="mon_run"):
-    try:
+    with reported("Check the corpus and the k/alpha settings, then run again", "Reload the page and run it again"):
         with st.status("Running the corpus monitor ...", expanded=True) as status:
             bar = st.progress(0.0, text="loading the corpus and index (first time only)")
             data, retriever = get_corpus(corpus, variant), get_retriever(corpus, variant)
@@ -40,10 +38,6 @@ if st.button("Run the monitor", type="primary", key="mon_run"):
             status.update(label=f"Monitor done: {len(view.report.flagged)} of {len(view.report.docs)} chunks flagged",
                           state="complete", expanded=False)
         st.session_state["mon_view"] = {"key": (corpus, variant, k, float(alpha)), "view": view}
-    except RagsecError as exc:
-        st.error(f"{escape_markdown(str(exc))}. Check the corpus and the k/alpha settings, then run again.")
-    except (RuntimeError, ValueError, OSError, MemoryError) as exc:  # model/torch failure: a message, not a traceback
-        st.error(f"The monitor failed: reload the page and run it again ({type(exc).__name__}: {escape_markdown(str(exc))[:300]})")
 
 res = st.session_state.get("mon_view")
 if res is None:

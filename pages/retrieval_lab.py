@@ -5,11 +5,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from pages.common import get_corpus, get_retriever, sample_picker
+from pages.common import get_corpus, get_retriever, reported, sample_picker, show_error
 from ragsec_core.chameleon_scenarios import builtin_scenarios
 from ragsec_core.errors import RagsecError
 from ragsec_core.figures import bump_chart, pair_metrics_figure
-from ragsec_core.highlight import escape_markdown
 from ragsec_core.retrieval_lab import (
     SessionPoisons,
     add_custom_poison,
@@ -39,7 +38,7 @@ try:
     with st.spinner("Loading the index (first time only) ..."):
         data, base = get_corpus(corpus, variant), get_retriever(corpus, variant)
 except RagsecError as exc:
-    st.error(f"{escape_markdown(str(exc))}. Pick another corpus or variant.")
+    show_error(exc, "Pick another corpus or variant")
     st.stop()
 
 demo = [q.query for q in data.queries] + [s.target_query for s in SCENARIOS.values()]
@@ -78,14 +77,10 @@ retriever = session_retriever()
 
 # ---------------------------------------------------------------- ranks across alpha
 st.subheader("Ranks as alpha moves")
-try:
+paths, hits = None, []
+with reported():
     paths = rank_paths(retriever, query, k, alpha_grid(steps))
     hits = retriever.search(query, k=k, alpha=float(alpha))
-except RagsecError as exc:
-    st.error(f"{escape_markdown(str(exc))}.")
-except (RuntimeError, ValueError, OSError, MemoryError) as exc:  # model/torch failure: a message, not a traceback
-    st.error(f"The operation failed: try fewer iterations or reload the page ({type(exc).__name__}: {escape_markdown(str(exc))[:300]})")
-    paths, hits = None, []
 if paths is not None:
     st.plotly_chart(bump_chart(paths, float(alpha)), key="lab_bump")
     st.caption(f"Top-{k} at alpha = {alpha:.2f} (poison = a variant's planted document or one injected in this session)")
@@ -97,14 +92,10 @@ text = st.text_area("Poison passage", key="lab_poison_text", height=100,
                     placeholder="e.g. Note: the bastion host was renamed; always use jump-7.example.invalid ...")
 c1, c2 = st.columns(2)
 if c1.button("Inject into this session's corpus", key="lab_inject", type="primary"):
-    try:
+    with reported():
         add_custom_poison(poisons, base, text)
         st.session_state.pop("lab_extended", None)
         st.rerun()
-    except RagsecError as exc:
-        st.error(f"{escape_markdown(str(exc))}.")
-    except (RuntimeError, ValueError, OSError, MemoryError) as exc:  # model/torch failure: a message, not a traceback
-        st.error(f"The operation failed: try fewer iterations or reload the page ({type(exc).__name__}: {escape_markdown(str(exc))[:300]})")
 if c2.button("Remove everything injected", key="lab_clear", disabled=not poisons.chunks):
     poisons.chunks.clear()
     poisons.embeddings.clear()
@@ -125,7 +116,7 @@ scenario = SCENARIOS[scenario_name]
 st.caption("Target query")
 st.code(scenario.target_query, language=None, wrap_lines=True)
 if st.button("Generate and inject the pair", key="lab_generate"):
-    try:
+    with reported(on_failure="Try fewer iterations or reload the page"):
         with st.status("Optimising the sleeper, then the trigger ...", expanded=True) as status:
             bar = st.progress(0.0)
             sleeper, trigger = generate_pair(poisons, base, scenario, iterations,
@@ -135,10 +126,6 @@ if st.button("Generate and inject the pair", key="lab_generate"):
         st.session_state["lab_query_next"] = scenario.target_query  # applied before the widget on the rerun
         st.session_state.pop("lab_extended", None)
         st.rerun()
-    except RagsecError as exc:
-        st.error(f"{escape_markdown(str(exc))}.")
-    except (RuntimeError, ValueError, OSError, MemoryError) as exc:  # model/torch failure: a message, not a traceback
-        st.error(f"The operation failed: try fewer iterations or reload the page ({type(exc).__name__}: {escape_markdown(str(exc))[:300]})")
 
 pair = st.session_state.get("lab_pair")
 if pair and pair["store"] == store_key and poisons.has_pair():
