@@ -42,6 +42,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--data", default=str(DEFAULT_DATA), help="attack file for the traceback events")
     p.add_argument("--events", type=int, default=None, help="traced events (default 20, quick 3)")
     p.add_argument("--questions", type=int, default=100, help="at most this many questions scanned for events")
+    p.add_argument("--first-question", type=int, default=0, help="scan from this question (split a run over processes)")
     p.add_argument("--sizes", default=None, help="BM25 corpus sizes (default 20000,100000)")
     p.add_argument("--queries", type=int, default=None, help="retrieval queries (default 100, quick 20)")
     p.add_argument("--attn-tokens", default=None, help="attention prompt lengths (default 600,2000; quick 600)")
@@ -52,9 +53,7 @@ def register(subparsers: Any) -> None:
 
 def cmd_bench_speed(args: argparse.Namespace) -> int:
     if args.merge:
-        results: dict[str, Any] = {}
-        for f in args.merge:
-            results.update(json.loads(Path(f).read_text()))
+        results = merge([json.loads(Path(f).read_text()) for f in args.merge])
     else:
         results = run(args)
     print_table(results)
@@ -64,6 +63,20 @@ def cmd_bench_speed(args: argparse.Namespace) -> int:
         write_text_atomic(args.out, json.dumps(results, indent=2))
         print(f"wrote {args.out}", file=sys.stderr)
     return 0
+
+
+def merge(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """One result from runs of separate sections; traceback events of several runs are pooled."""
+    results: dict[str, Any] = {}
+    rows: list[dict[str, Any]] = []
+    for part in parts:
+        rows += part.get("traceback_per_event", [])
+        results.update({k: v for k, v in part.items() if not k.startswith(("traceback", "identical", "naive_")) or k == "traceback_skipped"})
+    if rows:
+        name = next((p["traceback_data"] for p in parts if "traceback_data" in p), "events")
+        results |= summarise_traceback(rows, Path(name))
+    results["merged_from"] = len(parts)
+    return results
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -86,7 +99,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         results |= speed_parts.attention(lengths, repeats=1 if quick else 2)
     if "traceback" in only:
         partial = lambda part: _save(results | part | {"complete": False}, args.out)  # noqa: E731
-        results |= traceback_speed(Path(args.data), args.events or (3 if quick else 20), args.questions, args.seed, partial)
+        results |= traceback_speed(
+            Path(args.data), args.events or (3 if quick else 20), args.questions, args.seed, partial, args.first_question
+        )
     return results | {"complete": True}
 
 
@@ -101,7 +116,12 @@ def _save(results: dict[str, Any], out: str | None) -> None:
 # ---------------------------------------------------------------- traceback: optimised vs naive
 
 def traceback_speed(
-    data: Path, n_events: int, max_questions: int, seed: int, partial: Callable[[dict[str, Any]], None] | None = None
+    data: Path,
+    n_events: int,
+    max_questions: int,
+    seed: int,
+    partial: Callable[[dict[str, Any]], None] | None = None,
+    first: int = 0,
 ) -> dict[str, Any]:
     """Pass-1 on the first `n_events` PAR events of `data` (embedded, black form, P=1, dense top-5, seed
     as in `ragsec bench traceback`), each run by the optimised engine and by the naive path, order
@@ -122,10 +142,12 @@ def traceback_speed(
     planted = PlantedCorpus.build(records, None, embedder)
     rng = random.Random(seed)
     rows: list[dict[str, Any]] = []
-    store = Pass0Cache(data, seed, max_questions)
+    store = Pass0Cache(data, seed, max_questions, first)
     for q, rec in enumerate(records):
         advs = [f"{rec.question.rstrip('?. ')}. {a}" for a in rec.adv_texts][:1]  # black form, P = 1
         corpus, retriever = planted.with_poisons(rec, advs, "embedded", 1.0, rng)  # always: keeps the seeded draws
+        if q < first:
+            continue
         trace = store.get(q)
         if trace is None:
             labels = Labels(rec.id, list(rec.answers), rec.incorrect)
@@ -164,11 +186,11 @@ class Pass0Cache:
     """Pass-0 traces of the bench questions, kept under the cache folder: Pass-0 is not what this bench
     measures, and on the shared cores it costs as much as the comparison itself, so a rerun reuses it."""
 
-    def __init__(self, data: Path, seed: int, questions: int) -> None:
+    def __init__(self, data: Path, seed: int, questions: int, first: int = 0) -> None:
         from .paths import cache_dir
 
         # the clean corpus is the context passages of the first `questions` records, hence in the key
-        self.path = cache_dir() / "speed" / f"pass0-{data.stem}-seed{seed}-q{questions}.jsonl"
+        self.path = cache_dir() / "speed" / f"pass0-{data.stem}-seed{seed}-q{questions}{f'-from{first}' if first else ''}.jsonl"
         self.traces: dict[int, Any] = {}
         if self.path.exists():
             from .trace import Trace
