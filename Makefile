@@ -26,7 +26,7 @@ $(STAMP): pyproject.toml Makefile
 	touch $(STAMP)
 
 run: setup
-	$(BIN)/streamlit run app.py --server.port $(PORT) --server.headless true --browser.gatherUsageStats false
+	$(BIN)/streamlit run app.py --server.port $(PORT) --server.address 127.0.0.1 --server.headless true --browser.gatherUsageStats false
 
 test: setup
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)

@@ -131,8 +131,7 @@ if trace is not None:
         labels = [f"#{trace.hits[sp.hit].rank} {sp.chunk_id}" for sp in trace.spans]
         st.plotly_chart(heatmap_figure(doc_layer_weights(result), labels, result.implicated), key="heatmap")
         st.caption("Token-level attention from the answer (detector's layer band, mean over heads and answer tokens)")
-        tokenizer = st.session_state["pipeline"].llm.tokenizer
-        for sp, ranges in zip(trace.spans, token_weights(result, trace, tokenizer)):
+        for sp, ranges in zip(trace.spans, token_weights(result, trace, st.session_state["pipeline"].llm)):
             with st.expander(f"#{trace.hits[sp.hit].rank} {plain_label(sp.chunk_id)}", expanded=sp.hit == implicated.hit):
                 show_html(shade_html(trace.hits[sp.hit].text, ranges))
     with st.expander("Rendered prompt"):

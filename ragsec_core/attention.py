@@ -51,13 +51,19 @@ class PromptMap:
         return np.array([len(t) for t in self.doc_tokens], dtype=np.int64)
 
 
-def map_prompt(tokenizer: Any, prompt: str, spans: Sequence[tuple[int, int]]) -> PromptMap:
-    """Tokenise `prompt` exactly as generation does and assign tokens to the character spans."""
+def map_prompt(llm: Any, prompt: str, spans: Sequence[tuple[int, int]]) -> PromptMap:
+    """Tokenise `prompt` exactly as generation does (`LLM.encode_with_offsets`: special-token strings inside
+    passages stay plain text) and assign tokens to the character spans. A bare tokenizer is accepted for
+    prompts with no untrusted text; it would misalign tokens on passages that spell template tokens."""
+    tokenizer = getattr(llm, "tokenizer", llm)
     if not getattr(tokenizer, "is_fast", False):
         raise RagsecError("attention mapping needs a fast tokenizer (character offset mapping)")
-    enc = tokenizer(prompt, add_special_tokens=False, return_offsets_mapping=True)
-    ids = list(enc["input_ids"])
-    offsets = [(int(a), int(b)) for a, b in enc["offset_mapping"]]
+    if hasattr(llm, "encode_with_offsets"):
+        ids, raw = llm.encode_with_offsets(prompt)
+    else:
+        enc = tokenizer(prompt, add_special_tokens=False, return_offsets_mapping=True)
+        ids, raw = list(enc["input_ids"]), enc["offset_mapping"]
+    offsets = [(int(a), int(b)) for a, b in raw]
     starts = np.array([a for a, _ in offsets])
     ends = np.array([b for _, b in offsets])
     owner = np.full(len(ids), -1, dtype=np.int64)
@@ -239,7 +245,7 @@ def teacher_forced_attention(llm: Any, prompt: str, answer_ids: Sequence[int]) -
 
 def answer_token_ids(llm: Any, answer: str) -> list[int]:
     """Token ids for a stored answer text (used when a trace cannot be replayed token for token)."""
-    return list(llm.tokenizer(answer, add_special_tokens=False)["input_ids"])
+    return list(llm.tokenizer(answer, add_special_tokens=False, split_special_tokens=True)["input_ids"])
 
 
 def _choose(logits: torch.Tensor, temperature: float, gen: torch.Generator) -> torch.Tensor:

@@ -24,7 +24,7 @@ def doc_layer_weights(result: DscanResult) -> np.ndarray:
     return (dens / np.where(total > 0, total, 1.0)).T
 
 
-def token_weights(result: DscanResult, trace: Trace, tokenizer: object) -> list[list[tuple[int, int, float]]]:
+def token_weights(result: DscanResult, trace: Trace, llm: object) -> list[list[tuple[int, int, float]]]:
     """Per used document (trace.spans order), chunk-local character ranges of its tokens with their
     attention from the answer (mean over answer tokens, the detector's layer band and heads), scaled by the
     largest token weight over all documents so shading is comparable across passages."""
@@ -33,7 +33,7 @@ def token_weights(result: DscanResult, trace: Trace, tokenizer: object) -> list[
     rows = result.attention[0].rows  # (T, L, H, P)
     band = result.layers or list(range(rows.shape[1]))
     per_token = rows[:, band].mean(axis=(0, 1, 2))  # (P,)
-    pmap = map_prompt(tokenizer, trace.prompt, [(s.start, s.end) for s in trace.spans])
+    pmap = map_prompt(llm, trace.prompt, [(s.start, s.end) for s in trace.spans])
     peak = max((float(per_token[t].max()) for t in pmap.doc_tokens if len(t)), default=0.0) or 1.0
     out = []
     for span, toks in zip(trace.spans, pmap.doc_tokens):

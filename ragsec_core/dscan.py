@@ -223,7 +223,7 @@ def capture(
     temperature: float = DEFAULT_TEMPERATURE, seed: int = 0,
 ) -> tuple[PromptMap, list[AnswerAttention]]:
     """Token map and N answers with attention rows for a rendered prompt with document spans."""
-    pmap = map_prompt(llm.tokenizer, prompt, spans)
+    pmap = map_prompt(llm, prompt, spans)
     return pmap, generate_with_attention(llm, prompt, max_new_tokens, n_samples, temperature, seed)
 
 

@@ -129,7 +129,7 @@ def test_attention_views(case, llm):
     w = doc_layer_weights(res)
     assert w.shape == (len(trace.spans), res.samples[0].doc_mass.shape[1])
     assert np.allclose(w.sum(axis=0), 1.0)
-    ranges = token_weights(res, trace, llm.tokenizer)
+    ranges = token_weights(res, trace, llm)
     assert len(ranges) == len(trace.spans)
     top = max(x for doc in ranges for _, _, x in doc)
     assert top == pytest.approx(1.0)
