@@ -137,3 +137,13 @@ def test_attention_views(case, llm):
         assert all(0 <= a < b <= sp.end - sp.start for a, b, _ in doc)
     fig = heatmap_figure(w, ["<b>x</b>"] + [str(i) for i in range(1, len(w))], res.implicated)
     assert "&lt;b&gt;" in fig.data[0].y[0]
+
+
+def test_shipped_detector_carries_the_clean_generation_range():
+    from ragsec_core.dscan import Detector
+
+    det = Detector.load()
+    assert set(det.clean_range) == set(det.features)
+    for lo, mid, hi in det.clean_range.values():
+        assert lo <= mid <= hi
+    assert 0.0 < det.clean_range["doc_entropy"][0] < det.clean_range["doc_entropy"][2] <= 1.0
