@@ -37,12 +37,14 @@ def test_later_variants_reuse_the_longest_cached_prefix(llm, bastion):
     blk = bastion.spans[0]
     first = (blk.start + 2, blk.start + 12)
     later = (bastion.spans[1].start + 5, bastion.spans[1].start + 25)
-    engine, naive = ReplayEngine(llm, bastion.prompt), NaiveReplayEngine(llm, bastion.prompt)
+    # max_cached=1: storing the second prompt evicts the first (least recently used) cache
+    engine, naive = ReplayEngine(llm, bastion.prompt, max_cached=1), NaiveReplayEngine(llm, bastion.prompt)
     one = apply_masks(bastion.prompt, [first])
     two = apply_masks(bastion.prompt, [first, later])
     r1, r2 = engine.replay(one, bastion.answer), engine.replay(two, bastion.answer)
     assert r1.reused_tokens == 0  # lazy: no up-front base forward
     assert r2.reused_tokens > len(llm.encode(bastion.prompt[: blk.start + 12])[0])
+    assert len(engine._cached) == 1
     ref = naive.replay(two, bastion.answer)
     assert r2.answer == ref.answer
     assert r2.logprob == pytest.approx(ref.logprob, abs=1e-3)
