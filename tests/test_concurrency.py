@@ -5,6 +5,7 @@ and whatever one session injects or uploads must never reach another session."""
 from __future__ import annotations
 
 import json
+import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -142,8 +143,11 @@ def test_cli_ctrl_c_exits_130_without_a_traceback_or_a_partial_trace(tmp_path):
     import time
 
     store = tmp_path / "traces.jsonl"
+    # An empty model/index cache makes the run slow for certain (the GGUF is dequantised, ~20 s), so the
+    # signal lands mid-run even on a fast machine where a warm `ask` would finish within the second.
+    env = {**os.environ, "RAGSEC_CACHE_DIR": str(tmp_path / "cold-cache")}
     proc = subprocess.Popen([sys.executable, "-m", "ragsec_core.cli", "ask", BASTION, "--corpus", "secops", "--store", str(store)],
-                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     line = proc.stderr.readline()  # "loading models ...": the run is past validation, into the slow part
     assert "loading models" in line, line
     time.sleep(1.0)
