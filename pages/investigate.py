@@ -120,9 +120,11 @@ if trace is not None:
         ctx = entropy_context(result, get_detector())
         implicated = result.documents[result.implicated]
         m1, m2, m3 = st.columns(3)
-        m1.metric("P(poisoned)", f"{result.probability:.2f}", "poisoned" if result.poisoned else "clean", delta_color="off")
+        m1.metric("P(poisoned)", f"{result.probability:.2f}", "poisoned" if result.poisoned else "clean",
+                  delta_color="off", delta_arrow="off")
         m2.metric("Document attention entropy", f"{ctx.value:.3f}",
-                  None if ctx.clean_low is None else f"clean range {ctx.clean_low:.2f}–{ctx.clean_high:.2f}", delta_color="off")
+                  None if ctx.clean_low is None else f"clean range {ctx.clean_low:.2f}–{ctx.clean_high:.2f}",
+                  delta_color="off", delta_arrow="off")
         m3.metric("Implicated document", f"#{trace.hits[implicated.hit].rank}" if implicated.hit is not None else "-")
         if ctx.below_clean:
             st.warning("Attention collapsed: the entropy is below the 5th percentile of clean generations of this model.")
