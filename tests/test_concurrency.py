@@ -147,7 +147,10 @@ def test_cli_ctrl_c_exits_130_without_a_traceback_or_a_partial_trace(tmp_path):
     # signal lands mid-run even on a fast machine where a warm `ask` would finish within the second.
     env = {**os.environ, "RAGSEC_CACHE_DIR": str(tmp_path / "cold-cache")}
     proc = subprocess.Popen([sys.executable, "-m", "ragsec_core.cli", "ask", BASTION, "--corpus", "secops", "--store", str(store)],
-                            cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            # a CI runner started in the background ignores SIGINT, and children inherit that;
+                            # the user at a terminal does not, so the child starts with the default disposition
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     line = proc.stderr.readline()  # "loading models ...": the run is past validation, into the slow part
     assert "loading models" in line, line
     time.sleep(1.0)
