@@ -7,6 +7,7 @@ import streamlit as st
 
 from pages.common import (
     corpus_picker,
+    get_corpus,
     get_detector,
     get_embedder,
     pipeline_for,
@@ -15,7 +16,6 @@ from pages.common import (
     show_untrusted,
     trace_store,
 )
-from ragsec_core.corpus import load_corpus
 from ragsec_core.errors import RagsecError
 from ragsec_core.highlight import plain_label
 from ragsec_core.text import escape_controls
@@ -30,7 +30,7 @@ with right:
     k = st.number_input("k (retrieved chunks)", min_value=1, max_value=20, value=5, step=1, key="k")
     attention = st.checkbox("Attention analysis (D-SCAN)", value=True, key="dscan",
                             help="Replays the answer with attention capture and draws the detector's samples (a few seconds).")
-demo = load_corpus(corpus).queries if upload is None and corpus != "(upload a file)" else []
+demo = get_corpus(corpus, None).queries if upload is None and corpus != "(upload a file)" else []
 
 NO_EXAMPLE = "(type your own)"
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-from .artifact import Artifact, Step, masked_prompt, prompt_window, steps
+from .artifact import Artifact, Step, prompt_window, steps
 from .atomic import write_text_atomic
 from .highlight import Mark, highlight_html, legend_html, page_html
+from .spans import apply_masks
 from .text import html_visible
 from .trace import Trace
 from .traceback import TracebackResult
@@ -98,16 +99,9 @@ def report_html(a: Artifact) -> str:
         "text below is untrusted and shown escaped; invisible characters appear as [U+XXXX] badges.</p>"
         + _summary(a) + _spans(a.pass1) + _chunks(a) + _steps(a)
         + "<h2>Final sanitised prompt (all causal masks applied)</h2>"
-        + highlight_html(masked_prompt(a.trace, _final_step(a), a.pass1.mask_mode), [])
+        + highlight_html(apply_masks(a.trace.prompt, [tuple(c.prompt) for c in a.pass1.causal], a.pass1.mask_mode), [])
     )
     return page_html(body, f"ragsec report {a.trace.trace_id}")
-
-
-def _final_step(a: Artifact) -> Step:
-    from .traceback import Test
-
-    masks = tuple((s.prompt[0], s.prompt[1]) for s in a.pass1.causal)
-    return Step(-1, Test(0, "final", [], a.pass1.final_answer, 0.0, a.pass1.resolved, 0.0, True), masks)
 
 
 def write_report(path: str | Path, a: Artifact) -> Path:

@@ -10,29 +10,38 @@ from ragsec_core.chameleon_eval import SLEEPER_ID, TRIGGER_ID, inject
 from ragsec_core.chameleon_scenarios import builtin_scenarios
 from ragsec_core.errors import RagsecError
 from ragsec_core.monitor import (
-    best_f1, coretrieval_clusters, evaluate, keyword_anomaly, load_query_sets, operating_point, qpd, roc,
-    run_monitor, semantic_drift,
+    best_f1,
+    coretrieval_clusters,
+    evaluate,
+    keyword_anomaly,
+    load_query_sets,
+    operating_point,
+    qpd,
+    roc,
+    run_monitor,
+    semantic_drift,
 )
 
 SC = builtin_scenarios()[0]
 POISON = {SLEEPER_ID, TRIGGER_ID}
 
 
+def _planted_report(pipeline, corpus: str, qpd_threshold: float):
+    p = pipeline(corpus)
+    planted = inject(p.retriever, SC.sleeper_base, SC.trigger_text)
+    sens, ben = default_query_sets([SC], p.corpus)
+    return run_monitor(planted, sens, ben, k=5, alpha=0.5, qpd_threshold=qpd_threshold)
+
+
 @pytest.fixture(scope="module")
 def general_report(pipeline):
     """The security-flavoured pair planted in the general (encyclopedic) corpus, like the paper's FEVER."""
-    p = pipeline("general")
-    planted = inject(p.retriever, SC.sleeper_base, SC.trigger_text)
-    sens, ben = default_query_sets([SC], p.corpus)
-    return run_monitor(planted, sens, ben, k=5, alpha=0.5, qpd_threshold=0.15)
+    return _planted_report(pipeline, "general", 0.15)
 
 
 @pytest.fixture(scope="module")
 def secops_report(pipeline):
-    p = pipeline("secops")
-    planted = inject(p.retriever, SC.sleeper_base, SC.trigger_text)
-    sens, ben = default_query_sets([SC], p.corpus)
-    return run_monitor(planted, sens, ben, k=5, alpha=0.5, qpd_threshold=0.20)
+    return _planted_report(pipeline, "secops", 0.20)
 
 
 @pytest.mark.parametrize("detector", ["keyword_anomaly", "semantic_drift", "qpd", "qpd_differential", "clustering"])
