@@ -31,7 +31,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from .chameleon_fluency import Fluency, perplexity
 from .retrieval import STOPWORDS, tokenize
+
+__all__ = ["perplexity"]  # re-exported: callers and tests import it from here
 
 LAMBDA, BETA, GAMMA, EPSILON = 0.4, 0.3, 0.3, 0.1
 MAX_MODIFIED = 0.15
@@ -165,17 +168,6 @@ class Encoder:
         return self._vocab
 
 
-def perplexity(llm, texts: Sequence[str]) -> list[float]:  # type: ignore[no-untyped-def]
-    """Per-text perplexity under the local causal LM (the paper's fluency filter used GPT-2)."""
-    out = []
-    for t in texts:
-        ids = llm.tokenizer(t, return_tensors="pt")["input_ids"].to(llm.device)
-        with torch.no_grad():
-            loss = llm.model(ids, labels=ids).loss
-        out.append(float(math.exp(min(float(loss), 50.0))))
-    return out
-
-
 # ---------------------------------------------------------------- optimisers
 
 @dataclass
@@ -258,8 +250,12 @@ def _run(
     with torch.no_grad():
         best = float(objective.loss(encoder.embed([cur_text]), [cur_text])[0])
     initial = best
-    ppl0 = perplexity(llm, [cur_text])[0] if llm is not None else None
+    fluency = Fluency(llm) if llm is not None else None
+    if fluency is not None:
+        fluency.set_reference(cur_text)
+    ppl0 = fluency(cur_text) if fluency is not None else None
     cap = max(ppl_cap, ppl0) if ppl0 is not None else None
+    memo: dict[str, float] = {}  # exact loss of every candidate text scored so far (the objective is fixed)
     history, stall, rejections, it, early = [], 0, 0, 0, False
     for it in range(1, iterations + 1):
         cands = [c for c in propose(st, rng) if st.ws[c[0]] != c[1]]
@@ -270,16 +266,22 @@ def _run(
                 trial = list(st.ws)
                 trial[pos] = w
                 texts.append(detokenize(trial))
-            with torch.no_grad():
-                losses = objective.loss(encoder.embed(texts), texts).numpy()
+            new = [t for t in dict.fromkeys(texts) if t not in memo]
+            if new:  # the candidates not seen before, encoded in one MiniLM batch
+                with torch.no_grad():
+                    memo.update(zip(new, objective.loss(encoder.embed(new), new).tolist()))
+            losses = np.array([memo[t] for t in texts])
+            # the cap is a constraint, so it is checked only for a candidate that would otherwise be kept
             for j in np.argsort(losses)[:2]:  # at most two fluency checks per iteration
                 if losses[j] >= best:
                     break
-                if cap is not None and perplexity(llm, [texts[j]])[0] > cap:
+                if fluency is not None and cap is not None and fluency(texts[j]) > cap:
                     rejections += 1
                     continue
                 st.ws[cands[j][0]] = cands[j][1]
                 improved_by, best = best - float(losses[j]), float(losses[j])
+                if fluency is not None:
+                    fluency.set_reference(texts[j])
                 break
         history.append(best)
         stall = 0 if improved_by >= EARLY_DELTA else stall + 1
@@ -293,7 +295,7 @@ def _run(
         text=final_text, words=st.ws, initial_words=st.base, initial_loss=initial, final_loss=best,
         history=history, modified=[i for i in range(len(st.ws)) if st.ws[i] != st.base[i]],
         n_words=sum(is_word(w) for w in st.base), budget=st.budget, iterations=it, stopped_early=early,
-        ppl_initial=ppl0, ppl_final=perplexity(llm, [final_text])[0] if llm is not None else None,
+        ppl_initial=ppl0, ppl_final=fluency(final_text) if fluency is not None else None,
         ppl_rejections=rejections, method=method,
     )
 
@@ -305,16 +307,25 @@ def optimise_gradient(text: str, objective: Objective, encoder: Encoder, *, prot
     vocab_ids, vocab_words = encoder.word_vocab()
     ev = encoder.matrix[torch.from_numpy(vocab_ids)]  # [V, d]
 
+    ranked: dict[tuple[str, ...], tuple[list[int], np.ndarray]] = {}  # state -> (positions, top words)
+
     def propose(st: _State, rng: np.random.Generator) -> list[tuple[int, str]]:
-        g, cur_ids, _ = encoder.grad(st.ws, objective)
-        pos = [p for p in st.positions() if cur_ids[p] is not None]
+        key = tuple(st.ws)
+        if key not in ranked:  # the gradient depends only on the current words: reuse it while they stand
+            ranked.clear()
+            g, cur_ids, _ = encoder.grad(st.ws, objective)
+            pos = [p for p in st.positions() if cur_ids[p] is not None]
+            top = np.zeros((0, 0), dtype=np.int64)
+            if pos:
+                idx = torch.tensor(pos)
+                cur = encoder.matrix[torch.tensor([cur_ids[p] for p in pos])]
+                # first-order loss change of swapping word p for vocab v: (E_v - E_cur_p) . g_p
+                delta = g[idx] @ ev.T - (g[idx] * cur).sum(1, keepdim=True)
+                top = torch.topk(-delta, min(topk, ev.shape[0]), dim=1).indices.numpy()
+            ranked[key] = (pos, top)
+        pos, top = ranked[key]
         if not pos:
             return []
-        idx = torch.tensor(pos)
-        cur = encoder.matrix[torch.tensor([cur_ids[p] for p in pos])]
-        # first-order loss change of swapping word p for vocab v: (E_v - E_cur_p) . g_p
-        delta = g[idx] @ ev.T - (g[idx] * cur).sum(1, keepdim=True)
-        top = torch.topk(-delta, min(topk, ev.shape[0]), dim=1).indices.numpy()
         picks = rng.integers(0, len(pos), n_candidates)
         return [(pos[r], vocab_words[top[r, rng.integers(0, top.shape[1])]]) for r in picks]
 

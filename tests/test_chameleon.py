@@ -196,3 +196,85 @@ def test_bench_bad_input_exits_2_before_loading_models(argv, message, capsys):
 
     assert main(argv) == 2
     assert message in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- fast path: same results, constraints kept
+
+def test_fluency_prefix_cache_equals_full_perplexity(llm):
+    from ragsec_core.chameleon_fluency import Fluency
+
+    ws = words(SC.trigger_text)
+    f = Fluency(llm)
+    f.set_reference(detokenize(ws))
+    texts = []
+    for pos, w in ((0, "Our"), (7, "banana"), (len(ws) - 5, "recovery"), (12, "firewall")):
+        trial = list(ws)
+        trial[pos] = w
+        texts.append(detokenize(trial))
+    calls = f.calls
+    fast = [f(t) for t in texts]
+    assert fast == pytest.approx(perplexity(llm, texts), rel=1e-4)
+    assert f(texts[1]) == fast[1] and f.calls == calls + len(texts)  # memo: no second LM pass
+    f.set_reference(texts[-1])  # promoted from the last scored candidate, no LM pass
+    assert f.calls == calls + len(texts)
+
+
+def test_optimiser_with_fluency_never_exceeds_cap_or_budget(encoder, secops, llm):
+    obj = _objective(encoder, secops)
+    # ppl_cap below any text: the effective cap is the base text's own perplexity, so it must bite
+    res = optimise_gradient(SC.trigger_text, obj, encoder, protected=SC.payload, iterations=8, seed=5,
+                            llm=llm, ppl_cap=2.0, max_modified=0.10)
+    cap = res.ppl_initial
+    assert res.ppl_rejections > 0
+    assert perplexity(llm, [res.text])[0] == pytest.approx(res.ppl_final, rel=1e-4)
+    assert res.ppl_final <= cap * (1 + 1e-4)
+    changed = sum(a != b for a, b in zip(res.words, res.initial_words))
+    assert changed == len(res.modified) <= res.budget == math.floor(0.10 * res.n_words)
+    assert res.text.endswith(SC.payload) and res.final_loss <= res.initial_loss
+
+
+def test_optimiser_is_deterministic_for_a_seed(encoder, secops):
+    obj = _objective(encoder, secops)
+    a, b = (optimise_gradient(SC.trigger_text, obj, encoder, protected=SC.payload, iterations=4, seed=9)
+            for _ in range(2))
+    assert a.words == b.words and a.history == b.history
+
+
+# ---------------------------------------------------------------- shipped scenario files
+
+@pytest.mark.parametrize("name", ["secops", "general"])
+def test_shipped_scenario_files_load_and_are_the_default(name):
+    from ragsec_core.chameleon_scenarios import default_scenario_file
+    from ragsec_core.corpus import SAMPLE_DIR
+
+    path = default_scenario_file([name])
+    assert path == SAMPLE_DIR / name / "chameleon_scenarios.json"
+    scs = load_scenarios(path)
+    assert len(scs) >= 5 and len({s.name for s in scs}) == len(scs)
+    for s in scs:
+        assert len(s.benign_queries) == 5 and len(s.sensitive_queries) >= 3
+        assert s.payload_answer in s.payload and ("CANARY" in s.payload or "example.invalid" in s.payload)
+    if name == "secops":
+        assert scs == builtin_scenarios()  # the built-in scenarios are the security file
+    assert default_scenario_file(None) == SAMPLE_DIR / "secops" / "chameleon_scenarios.json"
+    assert default_scenario_file(["/nonexistent/wiki.json"]) is None  # other corpora: built-in scenarios
+
+
+@pytest.mark.parametrize("content, message", [
+    ("{not json", "invalid JSON"),
+    ('{"name": "x"}', "non-empty JSON list"),
+    ('[{"name": "x"}]', "lacks"),
+])
+def test_bad_scenario_file_is_one_clear_error_exit_2(tmp_path, capsys, content, message):
+    from ragsec_core.cli import main
+
+    bad = tmp_path / "scenarios.json"
+    bad.write_text(content)
+    assert main(["bench", "chameleon", "--scenarios", str(bad), "--out", str(tmp_path / "r.json")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0] and str(bad) in err[0]
+    rec = builtin_scenarios()[0].to_dict()
+    rec["benign_queries"] = "not a list"
+    bad.write_text(__import__("json").dumps([rec]))
+    with pytest.raises(RagsecError, match="benign_queries must be a list of strings"):
+        load_scenarios(bad)
