@@ -17,7 +17,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .chameleon_monitor_cmd import _qpd_threshold, default_query_sets, register_monitor
 from .errors import RagsecError
+
+__all__ = ["default_query_sets", "register", "register_monitor"]  # re-exported for cli.py and monitor_view
 
 SHARED_REFERENCE = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "semantic_chameleon"
 JOINT_ALPHAS = (0.7, 0.5, 0.3)
@@ -28,7 +31,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--corpus", action="append", default=None,
                    help="corpus (sample name, folder, .jsonl, .csv, attack .json; repeat to merge); known poisons "
                         "are dropped (default: the sample security corpus 'secops')")
-    p.add_argument("--scenarios", default=None, help="scenario JSON list (default: the five built-in scenarios)")
+    p.add_argument("--scenarios", default=None,
+                   help="scenario JSON list (default: the corpus's shipped chameleon_scenarios.json, e.g. "
+                        "sample_corpora/secops/; the built-in security scenarios for other corpora)")
     p.add_argument("--trials", type=int, default=5, help="attack trials, cycling over scenarios (paper: 25-50)")
     p.add_argument("--method", choices=["gradient", "blackbox"], default="gradient", help="optimiser of the main attack")
     p.add_argument("--iterations", type=int, default=100)
@@ -51,22 +56,6 @@ def register(subparsers: Any) -> None:
     p.add_argument("--out", default="chameleon_results.json")
     p.set_defaults(func=cmd_chameleon)
     register_monitor(subparsers)
-
-
-def register_monitor(subparsers: Any, name: str = "monitor") -> None:
-    """Adds the corpus monitor command (`ragsec bench monitor`; the CLI may also mount it top-level)."""
-    m = subparsers.add_parser(name, help="score every document of a corpus for signs of targeted poisoning")
-    m.add_argument("--corpus", default=None, help="corpus (default: secops)")
-    m.add_argument("--variant", default=None, help="poisoned variant of a sample corpus")
-    m.add_argument("--queries", default=None,
-                   help='JSON {"sensitive": [...], "benign": [...]} (default: built-in scenario families as '
-                        "sensitive, scenario benign queries plus the corpus demo queries as benign)")
-    m.add_argument("--alpha", type=float, default=0.5)
-    m.add_argument("--k", type=int, default=5)
-    m.add_argument("--qpd-threshold", type=float, default=None, help="default 0.20 (secops) / 0.15 (others)")
-    m.add_argument("--all", action="store_true", help="list every document, not only flagged ones")
-    m.add_argument("--json", action="store_true")
-    m.set_defaults(func=cmd_monitor)
 
 
 # ---------------------------------------------------------------- helpers
@@ -101,22 +90,6 @@ def load_clean_corpus(paths: list[str] | None):  # type: ignore[no-untyped-def]
     name = "+".join(c.name for c in corpora)
     queries = [q for c in corpora for q in c.queries if q.variant != "adv"]
     return Corpus(name, docs, queries, source=";".join(c.source for c in corpora))
-
-
-def _qpd_threshold(value: float | None, corpus_name: str) -> float:
-    from .monitor import QPD_THRESHOLD_GENERAL, QPD_THRESHOLD_TECHNICAL
-
-    if value is not None:
-        if not 0 <= value < 1:
-            raise RagsecError(f"--qpd-threshold must be in [0, 1) (got {value})")
-        return value
-    return QPD_THRESHOLD_TECHNICAL if "secops" in corpus_name else QPD_THRESHOLD_GENERAL
-
-
-def default_query_sets(scenarios, corpus) -> tuple[list[str], list[str]]:  # type: ignore[no-untyped-def]
-    sens = list(dict.fromkeys(q for s in scenarios for q in (s.target_query, *s.sensitive_queries)))
-    ben = list(dict.fromkeys([q for s in scenarios for q in s.benign_queries] + [q.query for q in corpus.queries]))
-    return sens, ben
 
 
 def reference_figures() -> dict:
@@ -158,9 +131,10 @@ def _tfidf_top(retriever, query: str, n: int = 8) -> list[str]:  # type: ignore[
 def cmd_chameleon(args: argparse.Namespace) -> int:
     _check_common(args)
     from .atomic import write_text_atomic
-    from .chameleon_scenarios import load_scenarios
+    from .chameleon_scenarios import default_scenario_file, load_scenarios
 
-    scenarios = load_scenarios(args.scenarios)
+    scenario_file = args.scenarios or default_scenario_file(args.corpus)
+    scenarios = load_scenarios(scenario_file)
     corpus = load_clean_corpus(args.corpus)
     out_path = Path(args.out).expanduser()
     if out_path.is_dir():
@@ -192,7 +166,7 @@ def cmd_chameleon(args: argparse.Namespace) -> int:
     results: dict = {
         "config": {
             "corpus": corpus.name, "corpus_source": corpus.source, "n_chunks": len(retriever.chunks),
-            "scenarios": [s.name for s in scenarios], "trials_requested": args.trials, "method": args.method,
+            "scenarios": [s.name for s in scenarios], "scenario_file": str(scenario_file or "built-in"), "trials_requested": args.trials, "method": args.method,
             "iterations": args.iterations, "candidates": args.candidates, "max_modified": args.max_modified,
             "ppl_cap": None if args.no_fluency else args.ppl_cap, "fluency_model": None if args.no_fluency else llm.model_id,
             "sleeper_form": args.sleeper_form, "alphas": list(ALPHAS), "ks": list(KS),
@@ -295,7 +269,7 @@ def cmd_chameleon(args: argparse.Namespace) -> int:
     if not args.no_detectors and pairs:
         from .monitor import evaluate, run_monitor
 
-        extra, emb_texts, poisoned = [], [], set()
+        extra, poisoned = [], set()
         for i, (sc, seed, pair) in enumerate(pairs):
             for role, text in (("sleeper", pair.sleeper.text), ("trigger", pair.trigger.text)):
                 did = f"chameleon-{i}-{role}"
@@ -358,39 +332,3 @@ def _print_summary(results: dict, out_path: Path) -> None:
               f"sleeper-only {e2e['sleeper_only_success']['count']}/{e2e['n']}, leakage {e2e['mean_leakage']:.2f}, "
               f"divergence {e2e['mean_divergence']:.2f}")
     print(f"results: {out_path}")
-
-
-# ---------------------------------------------------------------- monitor command
-
-def cmd_monitor(args: argparse.Namespace) -> int:
-    from .inputs import check_params
-
-    check_params(args.k, args.alpha)
-    from .chameleon_scenarios import builtin_scenarios
-    from .corpus import load_corpus
-    from .monitor import load_query_sets
-
-    corpus = load_corpus(args.corpus or "secops", args.variant)
-    if args.queries:
-        sens, ben = load_query_sets(args.queries)
-    else:
-        sens, ben = default_query_sets(builtin_scenarios(), corpus)
-    thr = _qpd_threshold(args.qpd_threshold, corpus.name)
-    from .embed import Embedder
-    from .monitor import run_monitor
-    from .rag import build_retriever
-    from .text import escape_controls as safe_display
-
-    report = run_monitor(build_retriever(corpus, Embedder()), sens, ben, k=args.k, alpha=args.alpha, qpd_threshold=thr)
-    if args.json:
-        print(json.dumps(report.to_dict(all_docs=args.all), indent=1))
-        return 0
-    rows = report.docs if args.all else report.flagged
-    print(f"{len(report.flagged)} of {len(report.docs)} chunks flagged (alpha {args.alpha}, k {args.k}, "
-          f"QPD threshold {thr}, {len(sens)} sensitive / {len(ben)} benign queries)")
-    print(f"{'chunk':<24}{'qpd':>6}{'diff':>6}{'r_sens':>7}{'r_ben':>7}{'kw_idf':>7}{'drift':>7}{'clus':>6}  flags / title")
-    for d in rows:
-        print(f"{safe_display(d.chunk_id)[:23]:<24}{d.qpd:>6.2f}{d.qpd_differential:>6.2f}{d.sensitive_rate:>7.2f}"
-              f"{d.benign_rate:>7.2f}{d.keyword_anomaly:>7.2f}{d.semantic_drift:>7.2f}{d.clustering:>6.2f}  "
-              f"{','.join(d.flags) or '-'}  {safe_display(d.title)[:40]}")
-    return 0

@@ -6,7 +6,11 @@ the payloads are harmless: a planted canary token or a false fact, never working
 The same five scenarios run on the security knowledge base, the general corpus and the Wikipedia
 passages, as the paper ran its security scenarios on both Security SE and FEVER.
 
-Scenario files (`--scenarios PATH`) are a JSON list of objects with the keys of `Scenario`.
+Scenario files (`--scenarios PATH`) are a JSON list of objects with the keys of `Scenario`. Each sample
+corpus ships its own (`sample_corpora/<name>/chameleon_scenarios.json`: the five security scenarios below
+for `secops`, five general-knowledge canary / false-fact scenarios for `general`), which is what runs when
+no `--scenarios` is given; other corpora (e.g. the Wikipedia passages) get the built-in security scenarios,
+as the paper ran its security scenarios on FEVER.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
-from .corpus import read_json
+from .corpus import SAMPLE_DIR, read_json
 from .errors import RagsecError
 
 
@@ -197,8 +201,27 @@ BUILTIN: tuple[Scenario, ...] = (
 )
 
 
+_LISTS = ("benign_queries", "sensitive_queries", "attack_keywords")
+
+
 def builtin_scenarios() -> list[Scenario]:
     return list(BUILTIN)
+
+
+SCENARIO_FILE = "chameleon_scenarios.json"
+
+
+def default_scenario_file(corpora: list[str] | None) -> Path | None:
+    """The scenario file shipped with the first corpus (a sample name or a folder holding one), if any."""
+    first = (corpora or ["secops"])[0]
+    p = Path(first).expanduser()
+    for folder in (p, SAMPLE_DIR / first):
+        try:
+            if (folder / SCENARIO_FILE).is_file():
+                return folder / SCENARIO_FILE
+        except (OSError, ValueError):  # unusable names count as absent
+            continue
+    return None
 
 
 def load_scenarios(path: str | Path | None) -> list[Scenario]:
@@ -217,6 +240,12 @@ def load_scenarios(path: str | Path | None) -> list[Scenario]:
         missing = names - set(rec)
         if missing:
             raise RagsecError(f"'{p}': scenario {i} lacks {', '.join(sorted(missing))}")
+        bad = [k for k in names if not isinstance(rec[k], list if k in _LISTS else str)]
+        if bad:
+            raise RagsecError(f"'{p}': scenario {i}: " + "; ".join(
+                f"{k} must be {'a list of strings' if k in _LISTS else 'a string'}" for k in sorted(bad)))
+        if any(not isinstance(x, str) for k in _LISTS for x in rec[k]):
+            raise RagsecError(f"'{p}': scenario {i}: query and keyword lists must hold strings")
         sc = _s(**{k: rec[k] for k in names})
         if not sc.benign_queries or not sc.sensitive_queries or sc.payload_answer not in sc.payload:
             raise RagsecError(f"'{p}': scenario '{sc.name}' needs benign and sensitive queries, and "
