@@ -55,13 +55,16 @@ def artifact_from_dict(d: Any) -> Artifact:
         raise RagsecError(f"damaged Pass-1 artifact: {exc}") from None
 
 
-def _span(d: dict[str, Any] | None) -> SpanRecord | None:
-    return None if d is None else SpanRecord(**d)
+def _spans(d: list[dict[str, Any]] | dict[str, Any] | None) -> list[SpanRecord]:
+    """A round's spans; artifacts written before multi-holder rounds stored one span or null."""
+    if d is None:
+        return []
+    return [SpanRecord(**s) for s in (d if isinstance(d, list) else [d])]
 
 
 def result_from_dict(d: dict[str, Any]) -> TracebackResult:
     d = dict(d)
-    d["rounds"] = [Round(**{**r, "attribution": _span(r.get("attribution")), "causal": _span(r.get("causal"))}) for r in d.get("rounds", [])]
+    d["rounds"] = [Round(**{**r, "attribution": _spans(r.get("attribution")), "causal": _spans(r.get("causal"))}) for r in d.get("rounds", [])]
     d["tests"] = [Test(**{**t, "spans": [SpanRecord(**s) for s in t.get("spans", [])]}) for t in d.get("tests", [])]
     d["attribution"] = [SpanRecord(**s) for s in d.get("attribution", [])]
     d["causal"] = [SpanRecord(**s) for s in d.get("causal", [])]
@@ -88,8 +91,7 @@ def steps(result: TracebackResult) -> list[Step]:
     acc: list[Span] = []
     for r in result.rounds:
         earlier[r.index] = list(acc)
-        if r.causal is not None:
-            acc.append((r.causal.prompt[0], r.causal.prompt[1]))
+        acc += [(c.prompt[0], c.prompt[1]) for c in r.causal]
     return [Step(i, t, tuple(earlier.get(t.round, acc))) for i, t in enumerate(result.tests)]
 
 

@@ -280,12 +280,9 @@ def print_pass1(res) -> None:  # type: ignore[no-untyped-def]
     print(f"Original answer:  {visible(res.original_answer)}")
     for r in res.rounds:
         print(f"Round {r.index + 1} ({r.path}):")
-        if r.attribution:
-            a = r.attribution
-            print(f"  attribution  {visible(a.chunk_id)} chars [{a.local[0]}, {a.local[1]}) prompt [{a.prompt[0]}, {a.prompt[1]}): {visible(a.text)!r}")
-        if r.causal:
-            c = r.causal
-            print(f"  causal       {visible(c.chunk_id)} chars [{c.local[0]}, {c.local[1]}) prompt [{c.prompt[0]}, {c.prompt[1]}): {visible(c.text)!r}")
+        for kind, spans in (("attribution", r.attribution), ("causal", r.causal)):
+            for a in spans:
+                print(f"  {kind:<12} {visible(a.chunk_id)} chars [{a.local[0]}, {a.local[1]}) prompt [{a.prompt[0]}, {a.prompt[1]}): {visible(a.text)!r}")
         print(f"  answer with the mask: {visible(r.answer_after)}")
     print(f"Sanitised answer: {visible(res.final_answer)}  ({'event gone' if res.resolved else 'event persists'})")
     print(f"Cost: {res.model_calls} model calls, {res.forward_pass_equivalents} forward-pass equivalents, {res.ms / 1000:.1f} s")

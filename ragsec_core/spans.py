@@ -75,10 +75,18 @@ def _sentencizer():  # type: ignore[no-untyped-def]
     return nlp
 
 
+# A sentence end followed by citation markers ("….[18] Next"): spaCy's sentencizer does not split there,
+# which glues the first sentence of text planted after a Wikipedia citation to the host sentence.
+_CITATION_END = re.compile(r"[.!?][\"'”’)]*(?:\[\w{1,4}\])+\s+(?=\S)")
+
+
 def sentence_spans(text: str, limit: int = MAX_SENTENCES) -> list[Span]:
-    """spaCy's rule-based sentencizer (works offline), as trimmed character spans."""
+    """spaCy's rule-based sentencizer (works offline), also split after citation markers, as trimmed spans."""
     doc = _sentencizer()(text)
-    spans = [trim(text, (s.start_char, s.end_char)) for s in doc.sents]
+    spans = []
+    for sent in doc.sents:
+        cuts = [sent.start_char] + [m.end() for m in _CITATION_END.finditer(text, sent.start_char, sent.end_char)]
+        spans += [trim(text, (a, b)) for a, b in zip(cuts, cuts[1:] + [sent.end_char])]
     return [s for s in spans if s[1] > s[0]][:limit]
 
 
@@ -99,10 +107,12 @@ def contains_ci(text: str, needle: str) -> bool:
 
 
 def find_ci(text: str, needle: str) -> list[Span]:
+    """Case-insensitive occurrences of `needle` as whole words: '5' is not found inside '2015'."""
     n = needle.strip()
     if not n:
         return []
-    return [(m.start(), m.end()) for m in re.finditer(re.escape(n), text, flags=re.IGNORECASE)]
+    pattern = ("(?<!\\w)" if n[0].isalnum() else "") + re.escape(n) + ("(?!\\w)" if n[-1].isalnum() else "")
+    return [(m.start(), m.end()) for m in re.finditer(pattern, text, flags=re.IGNORECASE)]
 
 
 _CAP_PHRASE = re.compile(r"[A-Z0-9][\w'’.-]*(?:\s+[A-Z0-9][\w'’.-]*){0,5}")

@@ -47,6 +47,10 @@ class Budgets:
     min_span_len: int = 4
     max_rounds: int = 3
     early_stop: bool = True  # stop chunk, sentence and phrase screening at the first successful mask
+    # Our extension for several poisons (PoisonedRAG's P = 5): when masking the first answer-holding
+    # chunk alone fails, mask the answer in every holding chunk in one replay, then drop holders whose
+    # mask is not needed (one replay each). False keeps the paper's single-holder fast path.
+    multi_holder: bool = True
     # Round 0 reuses the Pass-0 answer and signals instead of a baseline call (§4.3); True replays the
     # unmasked prompt too, to check that it reproduces the logged answer and to anchor influence at
     # the drop from the unmasked log-probability.
@@ -66,7 +70,7 @@ class SpanRecord:
 @dataclass
 class Test:
     round: int
-    stage: str  # fast_path | chunk | sentence | phrase | bisect | final
+    stage: str  # fast_path | fast_path_multi | prune | chunk | sentence | phrase | bisect | final
     spans: list[SpanRecord]  # what this test masked (on top of earlier rounds' masks)
     answer: str
     influence: float  # drop in mean log-prob of the round's event answer (round 0 without a baseline: -mean log-prob)
@@ -80,9 +84,9 @@ class Round:
     index: int
     event_answer: str
     anchor: str
-    path: str  # fast_path | search | fallback_chunk
-    attribution: SpanRecord | None
-    causal: SpanRecord | None
+    path: str  # fast_path | fast_path_multi | search | fallback_chunk
+    attribution: list[SpanRecord]  # one span per implicated chunk (several only on fast_path_multi)
+    causal: list[SpanRecord]
     answer_after: str
     resolved: bool
     reproduced: bool | None  # replaying the round's unmasked prompt gave its event answer (None: not replayed)
@@ -193,7 +197,7 @@ class Pass1:
                 rnd = self._run_round(answer)
                 self.result.rounds.append(rnd)
                 answer = rnd.answer_after
-                if rnd.resolved or rnd.causal is None:
+                if rnd.resolved or not rnd.causal:
                     break
         res = self.result
         res.final_answer = answer
@@ -216,10 +220,9 @@ class Pass1:
             self._base_lp, reproduced = base.logprob, base.answer == answer
         found = self._fast_path() or self._search()
         path, attribution, causal = found
-        self.masks.append(tuple(causal.prompt))  # type: ignore[arg-type]
-        self.result.causal.append(causal)
-        if attribution:
-            self.result.attribution.append(attribution)
+        self.masks += [tuple(c.prompt) for c in causal]  # type: ignore[misc]
+        self.result.causal += causal
+        self.result.attribution += attribution
         final = self.test("final", [])
         return Round(
             self._round, answer, self._anchor, path, attribution, causal, final.answer, final.success, reproduced
@@ -243,21 +246,44 @@ class Pass1:
             if overlaps((s, e), (blk.start, blk.end))
         ]
 
-    def _fast_path(self) -> tuple[str, SpanRecord | None, SpanRecord] | None:
-        for i in self._used_live():
-            text = self.trace.hits[i].text
-            if not contains_norm(text, self._anchor):
-                continue
-            span = attribution_span(text, self._anchor)
-            if span is None or any(overlaps(span, m) for m in self._local_masks(i)):
-                return None
-            rec = self.record(i, span)
-            if self.test("fast_path", [rec]).success:
-                return "fast_path", self._grow(i, span), rec
+    def _fast_path(self) -> tuple[str, list[SpanRecord], list[SpanRecord]] | None:
+        holders = [i for i in self._used_live() if contains_norm(self.trace.hits[i].text, self._anchor)]
+        if not holders:
             return None
-        return None
+        first = self._anchor_span(holders[0])
+        if first is None:
+            return None
+        rec = self.record(holders[0], first)
+        if self.test("fast_path", [rec]).success:
+            return "fast_path", [self._grow(holders[0], first)], [rec]
+        if not self.b.multi_holder:
+            return None
+        spans = [(i, sp) for i in holders if (sp := self._anchor_span(i)) is not None]
+        if len(spans) < 2:
+            return None
+        recs = [self.record(i, sp) for i, sp in spans]
+        if not self.test("fast_path_multi", recs).success:
+            return None
+        kept = self._prune(recs)
+        return "fast_path_multi", [self._grow(r.hit, (r.local[0], r.local[1])) for r in kept], kept
 
-    def _search(self) -> tuple[str, SpanRecord | None, SpanRecord]:
+    def _anchor_span(self, hit: int) -> Span | None:
+        """The attribution rule's span in one chunk, unless an earlier round already masked it."""
+        span = attribution_span(self.trace.hits[hit].text, self._anchor)
+        if span is None or any(overlaps(span, m) for m in self._local_masks(hit)):
+            return None
+        return span
+
+    def _prune(self, recs: list[SpanRecord]) -> list[SpanRecord]:
+        """Drop, lowest-ranked first, every holder whose mask the successful joint mask does not need."""
+        kept = list(recs)
+        for r in sorted(recs, key=lambda r: -r.rank):
+            trial = [x for x in kept if x is not r]
+            if trial and self.test("prune", trial).success:
+                kept = trial
+        return kept
+
+    def _search(self) -> tuple[str, list[SpanRecord], list[SpanRecord]]:
         live = self._used_live()
         holders = [i for i in live if contains_norm(self.trace.hits[i].text, self._anchor)]
         scored = []
@@ -270,7 +296,7 @@ class Pass1:
         if not scored:
             i = live[0] if live else self.trace.used[0]
             whole = self.record(i, (0, len(self.trace.hits[i].text)))
-            return "fallback_chunk", whole, whole
+            return "fallback_chunk", [whole], [whole]
         hit = max(scored)[3]
         text = self.trace.hits[hit].text
         masked = self._local_masks(hit)
@@ -295,12 +321,12 @@ class Pass1:
                     break
             if best is None:
                 whole = self.record(hit, (0, len(text)))
-                return "fallback_chunk", whole, whole
+                return "fallback_chunk", [whole], [whole]
             seed, seed_out = best
         causal = self._bisect(hit, seed, seed_out)
         attr = attribution_span(text, self._anchor)
         attr_rec = self._grow(hit, attr) if attr and not any(overlaps(attr, m) for m in masked) else self.record(hit, causal)
-        return "search", attr_rec, self.record(hit, causal)
+        return "search", [attr_rec], [self.record(hit, causal)]
 
     def _bisect(self, hit: int, seed: Span, seed_out: _Outcome) -> Span:
         text = self.trace.hits[hit].text
@@ -315,30 +341,43 @@ class Pass1:
     def _grow(self, hit: int, span: Span) -> SpanRecord:
         """Attribution span grown from the answer anchor to the planted claim it belongs to.
 
-        Planted text is contiguous, so the claim region is the sentence block from the first to the
-        last sentence of this chunk that states the event string, extended by an adjacent sentence that
-        mostly repeats the query (the retrieval bait that query-targeted poisons carry). Benign host
-        sentences around the block are left out."""
+        Planted text is contiguous and query-targeted. The claim sentence is the sentence of this chunk
+        that states the event string and shares most words with the query (a benign host may name the
+        answer too, or hold it inside a citation marker); the block is the unbroken run of sentences
+        around it that state the event string, extended back to the nearest sentence that mostly repeats
+        the query (the retrieval bait query-targeted poisons carry, with the set-up sentences between)
+        and forward by one such sentence. Host sentences outside the bait-to-claim run are left out."""
         text = self.trace.hits[hit].text
         sents = sentence_spans(text)
-        states = [k for k, s in enumerate(sents) if contains_norm(text[s[0] : s[1]], self._anchor)]
-        own = [k for k, s in enumerate(sents) if s[0] <= span[0] < s[1]]
-        if not own or not states:
+        words = [text[a:b] for a, b in sents]
+        claims = [k for k, w in enumerate(words) if contains_norm(w, self._anchor)]
+        own = [k for k, (a, b) in enumerate(sents) if a <= span[0] < b]
+        if not claims and not own:
             return self.record(hit, span)
-        lo, hi = min(states + own), max(states + own)
-        if lo > 0 and _is_query_bait(text[sents[lo - 1][0] : sents[lo - 1][1]], self.trace.query):
+        seed = max(claims, key=lambda k: (_query_share(words[k], self.trace.query), -k)) if claims else own[0]
+        lo = hi = seed
+        while lo - 1 in claims:
             lo -= 1
-        if hi + 1 < len(sents) and _is_query_bait(text[sents[hi + 1][0] : sents[hi + 1][1]], self.trace.query):
+        while hi + 1 in claims:
+            hi += 1
+        bait = next((k for k in range(lo - 1, -1, -1) if _is_query_bait(words[k], self.trace.query)), None)
+        lo = lo if bait is None else bait
+        if hi + 1 < len(sents) and _is_query_bait(words[hi + 1], self.trace.query):
             hi += 1
         return self.record(hit, (sents[lo][0], sents[hi][1]))
 
 
-def _is_query_bait(sentence: str, query: str, share: float = 0.6) -> bool:
-    """True when most of the sentence's content words come from the query."""
+def _query_share(sentence: str, query: str) -> float:
+    """Share of the sentence's content words that come from the query."""
     from .retrieval import tokenize
 
     words, q = tokenize(sentence), set(tokenize(query))
-    return bool(words) and sum(w in q for w in words) / len(words) >= share
+    return sum(w in q for w in words) / len(words) if words else 0.0
+
+
+def _is_query_bait(sentence: str, query: str, share: float = 0.6) -> bool:
+    """True when most of the sentence's content words come from the query."""
+    return _query_share(sentence, query) >= share
 
 
 def run_pass1(

@@ -48,8 +48,8 @@ def test_planted_poison_is_traced_to_its_characters_and_the_replay_loses_the_eve
 def test_multi_poison_search_path_and_budgets(llm, pipeline):
     trace = pipeline("general", "multi").ask("What is the capital of Australia?")
     assert trace.signals.par, trace.answer
-    res = run_pass1(llm, trace, budgets=Budgets(max_rounds=2))
-    assert 1 <= len(res.rounds) <= 2
+    res = run_pass1(llm, trace, budgets=Budgets(max_rounds=2, multi_holder=False))
+    assert 1 <= len(res.rounds) <= 2 and res.rounds[0].path in ("search", "fallback_chunk")
     by_stage = {}
     for t in res.tests:
         by_stage[t.stage] = by_stage.get(t.stage, 0) + 1
@@ -62,6 +62,25 @@ def test_multi_poison_search_path_and_budgets(llm, pipeline):
     assert any(overlaps(tuple(a.prompt), g) for a in res.attribution for g in gold)
     if res.resolved:
         assert not trace.labels.target.lower() in res.final_answer.lower()
+
+
+def test_multi_holder_fast_path_masks_the_planted_copies_jointly(llm, pipeline):
+    """Three planted copies of one false fact: masking the first alone fails, the joint mask succeeds and
+    pruning keeps only holders whose mask is needed, each a replay."""
+    trace = pipeline("general", "multi").ask("What is the capital of Australia?")
+    res = run_pass1(llm, trace)
+    stages = [t.stage for t in res.tests]
+    joint = next(t for t in res.tests if t.stage == "fast_path_multi")
+    assert res.rounds[0].path == "fast_path_multi" and res.resolved, stages
+    assert stages.count("prune") == len(joint.spans) >= 2
+    kept = {c.hit for c in res.causal}
+    assert kept <= {s.hit for s in joint.spans} and len(res.causal) == len(res.rounds[0].causal) >= 1
+    assert all(trace.hits[h].poison_spans for h in kept)  # only planted chunks stay masked
+    gold = _gold_prompt_spans(trace)
+    for rec in res.attribution + res.causal:
+        _round_trips(trace, rec)
+        assert any(overlaps(tuple(rec.prompt), g) for g in gold)
+    assert trace.labels.target.lower() not in res.final_answer.lower()
 
 
 def test_replay_engine_matches_plain_generation(llm, bastion):
