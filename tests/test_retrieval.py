@@ -78,3 +78,15 @@ def test_index_persists_and_reloads_without_recomputation(tmp_path, embedder):
 def test_bad_search_parameters(secops, k, alpha):
     with pytest.raises(RagsecError):
         secops.search("x", k=k, alpha=alpha)
+
+
+def test_single_text_fast_path_equals_the_transformers_forward(embedder):
+    """Queries (one text) take the plain-tensor encoder; batches take transformers'. Same vectors."""
+    import numpy as np
+
+    texts = ["capital of Peru", "", "Qui a écrit « Le Petit Prince » ? 東京 🙂", "word " * 400]
+    batched = embedder.embed(texts + ["pad the batch so padding masks are exercised " * 3])[: len(texts)]
+    for text, ref in zip(texts, batched):
+        single = embedder.embed([text])[0]
+        assert np.abs(single - ref).max() < 1e-5 and abs(float(np.linalg.norm(single)) - 1) < 1e-5
+    assert embedder._single  # the default MiniLM is supported, so the comparison above used the fast path
