@@ -5,6 +5,15 @@ same 5 with 2 of them, at seeded random positions, replaced by 2 of the question
 adversarial texts (black-box form `question. adv_text`, as `corpus.py` loads them). Prompts are rendered
 by the Pass-0 `render_prompt`, so offsets and template are exactly those of a trace.
 
+Length-matched control (`--length-matched`): poisoned passages (`question. adv_text`) are on average
+shorter than the benign passages they replace, so prompt length alone separates the pairs. The control
+keeps the poisoned prompt unchanged and builds its clean partner so that the two benign passages at the
+poisoned positions have the poisoned passages' lengths in the model's tokens: each is cut at a word
+boundary to the token count of the poisoned passage it faces, or, when shorter, first continued with the
+question's own spare retrieved passages (context[5:], no spare text used twice). The other three passages
+are identical, so the two prompts differ in content at the same places and by a few tokens in length
+(<= 3 tokens per passage on NQ; see docs/dscan.md).
+
 Raw per-prompt statistics are appended to a JSONL cache (`--raw`, default `<out>.raw.jsonl`) as they
 are computed: an interrupted run resumes, and the analysis can be redone without the model.
 """
@@ -14,8 +23,10 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +53,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--max-new-tokens", type=int, default=16)
     p.add_argument("--temperature", type=float, default=0.7, help="temperature of the sampled answers")
     p.add_argument("--raw", default=None, help="resumable raw-statistics cache (default: OUT.raw.jsonl)")
+    p.add_argument("--length-matched", action="store_true",
+                   help="control: clean passages at the poisoned positions cut/extended to the poisoned passages' "
+                        "lengths (pass --raw of the normal run to reuse its poisoned prompts)")
     p.add_argument("--no-zero-shot", action="store_true", help="skip the zero-shot baseline (one extra pass per prompt)")
     p.add_argument("--save-detector", default=None, help="write the detector trained on all pairs to this JSON")
     p.add_argument("--threads", type=int, default=1,
@@ -95,8 +109,13 @@ def load_records(path: Path) -> list[dict[str, Any]]:
     return good
 
 
-def build_pair(rec: dict[str, Any], seed: int) -> dict[str, Any]:
-    """Clean and poisoned passage lists for one question (seeded per question id)."""
+def build_pair(rec: dict[str, Any], seed: int, count: Callable[[str], int] = len) -> dict[str, Any]:
+    """Clean, poisoned and length-matched clean passage lists for one question (seeded per question id).
+
+    `clean_lm` (the length-matched control) draws nothing from the random generator, so `clean`,
+    `poisoned` and `positions` are the same with or without the control: cached poisoned rows are reusable.
+    `count` measures length (characters by default; the bench passes the model's token count).
+    """
     rng = random.Random(f"{seed}:{rec.get('id')}")
     clean = [str(c.get("text", "")) for c in rec["context"][:N_DOCS]]
     positions = sorted(rng.sample(range(N_DOCS), N_POISON))
@@ -104,7 +123,37 @@ def build_pair(rec: dict[str, Any], seed: int) -> dict[str, Any]:
     poisoned = list(clean)
     for pos, adv in zip(positions, advs):
         poisoned[pos] = f"{rec['question'].rstrip('?. ')}. {adv}"
-    return {"clean": clean, "poisoned": poisoned, "positions": positions}
+    spare = [str(c.get("text", "")) for c in rec["context"][N_DOCS:]]
+    clean_lm = list(clean)
+    for pos in positions:
+        clean_lm[pos] = match_length(clean[pos], count(poisoned[pos]), spare, count)
+    return {"clean": clean, "poisoned": poisoned, "positions": positions, "clean_lm": clean_lm}
+
+
+def match_length(text: str, target: int, spare: list[str], count: Callable[[str], int] = len) -> str:
+    """`text` cut at a word boundary to the length (by `count`) closest to `target`.
+
+    A benign passage shorter than the poisoned one it faces is first continued with the question's spare
+    retrieved passages; the unused tail of the last one goes back to the front of `spare` (which is
+    consumed), so no spare text appears twice in a prompt. Cutting at word boundaries keeps the passage
+    running text; the result is a prefix of `text`, or `text` followed by a prefix of the spare text.
+    """
+    source, taken = text, []
+    while count(source) < target and spare:
+        taken.append(spare.pop(0))
+        source = f"{source} {taken[-1]}" if source else taken[-1]
+    cuts = [m.start() for m in re.finditer(r"\s+", source) if m.start() > 0] + [len(source)]
+    lo, hi = 0, len(cuts) - 1  # first cut reaching the target (lengths grow with the prefix): bisection
+    while lo < hi:
+        mid = (lo + hi) // 2
+        lo, hi = (mid + 1, hi) if count(source[: cuts[mid]]) < target else (lo, mid)
+    near = [cuts[i] for i in (lo - 1, lo) if i >= 0]
+    cut = min(near, key=lambda c: (abs(count(source[:c]) - target), c))
+    if cut <= len(text):
+        spare[:0] = taken  # no spare text used: give it all back
+    elif source[cut:].strip():
+        spare.insert(0, source[cut:].strip())
+    return source[:cut]
 
 
 def collect(records: list[dict[str, Any]], args: argparse.Namespace, raw_path: Path) -> list[dict[str, Any]]:
@@ -112,7 +161,8 @@ def collect(records: list[dict[str, Any]], args: argparse.Namespace, raw_path: P
     from tqdm import tqdm
 
     done = _read_raw(raw_path, args)
-    todo = [(r, c) for r in records for c in ("clean", "poisoned") if f"{r.get('id')}:{c}" not in done]
+    conds = _conds(args)
+    todo = [(r, c) for r in records for c in conds if f"{r.get('id')}:{c}" not in done]
     if todo:
         print("loading models ...", file=sys.stderr)
         from .embed import Embedder
@@ -129,7 +179,13 @@ def collect(records: list[dict[str, Any]], args: argparse.Namespace, raw_path: P
                 fh.write(json.dumps(row) + "\n")
                 fh.flush()
                 done[row["key"]] = row
-    return [done[f"{r.get('id')}:{c}"] for r in records for c in ("clean", "poisoned")]
+    return [done[f"{r.get('id')}:{c}"] for r in records for c in conds]
+
+
+def _conds(args: argparse.Namespace) -> tuple[str, str]:
+    """Cache keys are `<question id>:<cond>` under the raw config: the poisoned prompt depends only on the
+    record and the seed, so a length-matched run shares the normal run's poisoned rows."""
+    return ("clean_lm" if getattr(args, "length_matched", False) else "clean", "poisoned")
 
 
 def _read_raw(path: Path, args: argparse.Namespace) -> dict[str, dict[str, Any]]:
@@ -158,7 +214,7 @@ def run_prompt(llm: Any, embedder: Any, rec: dict[str, Any], cond: str, args: ar
     from .rag import render_prompt
     from .trace import overlaps
 
-    pair = build_pair(rec, args.seed)
+    pair = build_pair(rec, args.seed, token_counter(llm))
     rendered = render_prompt(llm, rec["question"], pair[cond])
     pmap, answers = capture(llm, rendered.prompt, rendered.spans, args.n_samples, args.max_new_tokens,
                             args.temperature, args.seed)
@@ -182,6 +238,11 @@ def run_prompt(llm: Any, embedder: Any, rec: dict[str, Any], cond: str, args: ar
         "embeddings": [[round(float(v), 5) for v in e] for e in emb],
         "zero_shot": None if args.no_zero_shot else zero_shot_score(llm, rec["question"], pair[cond]),
     }
+
+
+def token_counter(llm: Any) -> Callable[[str], int]:
+    """Length in the model's tokens (what attention densities divide by), for the length-matched control."""
+    return lambda text: len(llm.tokenizer(text, add_special_tokens=False)["input_ids"])
 
 
 def _compact(d: dict[str, Any]) -> dict[str, Any]:
@@ -228,6 +289,7 @@ def analyse(raw: list[dict[str, Any]], args: argparse.Namespace, data: Path, sec
     groups = np.array([r["id"] for r in raw])
     success = np.array([bool(r["attack_success"]) for r in raw])
     poison_idx = [r["poison_idx"] for r in raw]
+    tokens = np.array([r["prompt_tokens"] for r in raw], dtype=float)
     n_max = args.n_samples
 
     def subset(n: int) -> tuple[list[list[LayerStats]], list[np.ndarray | None]]:
@@ -278,10 +340,17 @@ def analyse(raw: list[dict[str, Any]], args: argparse.Namespace, data: Path, sec
         "attack_success_rate": float(success[y == 1].mean()),
         "clean_accuracy": float(np.mean([r["correct"] for r in raw if r["label"] == 0])),
         "mean_prompt_tokens": float(np.mean([r["prompt_tokens"] for r in raw])),
+        "mean_prompt_tokens_clean": float(np.mean(tokens[y == 0])),
+        "mean_prompt_tokens_poisoned": float(np.mean(tokens[y == 1])),
+        # the length confound: prompt tokens alone as the score (< 0.5: poisoned prompts are shorter), and
+        # its better orientation (what a detector that learned the length could reach)
+        "prompt_length_auc": ev.auc(y, tokens),
+        "prompt_length_auc_best": None if ev.auc(y, tokens) is None else max(ev.auc(y, tokens), 1 - ev.auc(y, tokens)),
         "detector": detector.to_dict(),
         "reference_7b": ev.reference_7b(att_dir, data.stem) if att_dir.is_dir() else {},
         "paper": PAPER,
         "config": {"data": str(data), "pairs": int(len(y) // 2), "prompts": int(len(y)), **_raw_config(args),
+                   "length_matched": bool(getattr(args, "length_matched", False)),
                    "n_docs": N_DOCS, "n_poison": N_POISON, "folds": 5, "model": DEFAULT_MODEL_ID,
                    "seconds": round(seconds, 1), "command": _command(args, data)},
     }
@@ -291,4 +360,5 @@ def _command(args: argparse.Namespace, data: Path) -> str:
     cmd = (f"ragsec bench dscan --data {args.data} --n-samples {args.n_samples} --limit {args.limit} "
            f"--seed {args.seed} --max-new-tokens {args.max_new_tokens} --temperature {args.temperature}")
     cmd += " --no-zero-shot" if args.no_zero_shot else ""
+    cmd += " --length-matched" if getattr(args, "length_matched", False) else ""
     return cmd + f" --out {Path(args.out).name}" + (f" --save-detector {args.save_detector}" if args.save_detector else "")
