@@ -14,6 +14,7 @@ import streamlit as st
 from ragsec_core.corpus import Corpus, load_corpus, sample_corpus_names, variant_names
 from ragsec_core.embed import Embedder
 from ragsec_core.errors import RagsecError
+from ragsec_core.guided import Scenario, scenarios
 from ragsec_core.llm import LLM, load_llm
 from ragsec_core.paths import default_trace_store
 from ragsec_core.rag import Pipeline, build_retriever
@@ -50,6 +51,12 @@ def get_embedder() -> Embedder:
 @st.cache_resource(show_spinner=False)
 def get_corpus(corpus: str, variant: str | None) -> Corpus:
     return load_corpus(corpus, variant)
+
+
+@st.cache_resource(show_spinner=False)
+def get_demo_scenarios() -> list[Scenario]:
+    """The Guided demo's scenario list reads both sample corpora: once per process, not on every rerun."""
+    return scenarios()
 
 
 @st.cache_resource(show_spinner=False)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from pages.common import (
+    get_demo_scenarios,
     get_detector,
     get_embedder,
     get_pipeline,
@@ -13,7 +14,7 @@ from pages.common import (
     show_untrusted,
 )
 from ragsec_core.errors import RagsecError
-from ragsec_core.guided import STAGES, DemoState, advance, default_index, scenarios
+from ragsec_core.guided import STAGES, DemoState, advance, default_index
 from ragsec_core.highlight import Mark, highlight_html, legend_html, plain_label
 from ragsec_core.text import escape_controls
 
@@ -21,7 +22,7 @@ st.title("Guided demo")
 st.caption("A harmless false-fact attack on a sample corpus, told in six steps: clean answer → inject poison → "
            "poisoned answer → attention collapse → traceback → remediation.")
 
-items = scenarios()
+items = get_demo_scenarios()
 if not items:
     st.error("No sample corpora with demo queries are installed (sample_corpora/).")
     st.stop()

@@ -264,8 +264,9 @@ class Pass1:
         recs = [self.record(i, sp) for i, sp in spans]
         if not self.test("fast_path_multi", recs).success:
             return None
-        kept = self._prune(recs)
-        return "fast_path_multi", [self._grow(r.hit, (r.local[0], r.local[1])) for r in kept], kept
+        # Every jointly masked holder states the event string, so each is reported (attribution); the
+        # causal set keeps only the masks the event needs, which with a fragile model can be one of five.
+        return "fast_path_multi", [self._grow(i, sp) for i, sp in spans], self._prune(recs)
 
     def _anchor_span(self, hit: int) -> Span | None:
         """The attribution rule's span in one chunk, unless an earlier round already masked it."""

@@ -73,13 +73,14 @@ def test_multi_holder_fast_path_masks_the_planted_copies_jointly(llm, pipeline):
     joint = next(t for t in res.tests if t.stage == "fast_path_multi")
     assert res.rounds[0].path == "fast_path_multi" and res.resolved, stages
     assert stages.count("prune") == len(joint.spans) >= 2
-    kept = {c.hit for c in res.causal}
-    assert kept <= {s.hit for s in joint.spans} and len(res.causal) == len(res.rounds[0].causal) >= 1
+    kept, holders = {c.hit for c in res.causal}, {s.hit for s in joint.spans}
+    assert kept <= holders and len(res.causal) == len(res.rounds[0].causal) >= 1
     assert all(trace.hits[h].poison_spans for h in kept)  # only planted chunks stay masked
+    assert {a.hit for a in res.attribution} == holders  # every holder of the claim is reported
     gold = _gold_prompt_spans(trace)
     for rec in res.attribution + res.causal:
         _round_trips(trace, rec)
-        assert any(overlaps(tuple(rec.prompt), g) for g in gold)
+        assert any(overlaps(tuple(rec.prompt), g) for g in gold) or not trace.hits[rec.hit].poison_spans
     assert trace.labels.target.lower() not in res.final_answer.lower()
 
 
