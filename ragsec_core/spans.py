@@ -115,6 +115,20 @@ def find_ci(text: str, needle: str) -> list[Span]:
     return [(m.start(), m.end()) for m in re.finditer(pattern, text, flags=re.IGNORECASE)]
 
 
+def query_share(sentence: str, query: str) -> float:
+    """Share of the sentence's content words that come from the query."""
+    from .retrieval import tokenize
+
+    words, q = tokenize(sentence), set(tokenize(query))
+    return sum(w in q for w in words) / len(words) if words else 0.0
+
+
+def is_query_bait(sentence: str, query: str, share: float = 0.6) -> bool:
+    """True when most of the sentence's content words come from the query (the retrieval bait that
+    query-targeted poisons carry)."""
+    return query_share(sentence, query) >= share
+
+
 _CAP_PHRASE = re.compile(r"[A-Z0-9][\w'’.-]*(?:\s+[A-Z0-9][\w'’.-]*){0,5}")
 _TOKEN = re.compile(r"\S+")
 

@@ -24,8 +24,10 @@ from .spans import (
     attribution_span,
     bisect_minimal,
     candidate_spans,
+    is_query_bait,
     length,
     overlaps,
+    query_share,
     rank_sentences,
     sentence_spans,
 )
@@ -49,7 +51,8 @@ class Budgets:
     early_stop: bool = True  # stop chunk, sentence and phrase screening at the first successful mask
     # Our extension for several poisons (PoisonedRAG's P = 5): when masking the first answer-holding
     # chunk alone fails, mask the answer in every holding chunk in one replay, then drop holders whose
-    # mask is not needed (one replay each). False keeps the paper's single-holder fast path.
+    # mask is not needed (one replay each); holders outside the causal set that restore the event on
+    # their own are reported too (one replay each). False keeps the paper's single-holder fast path.
     multi_holder: bool = True
     # Round 0 reuses the Pass-0 answer and signals instead of a baseline call (§4.3); True replays the
     # unmasked prompt too, to check that it reproduces the logged answer and to anchor influence at
@@ -70,7 +73,7 @@ class SpanRecord:
 @dataclass
 class Test:
     round: int
-    stage: str  # fast_path | fast_path_multi | prune | chunk | sentence | phrase | bisect | final
+    stage: str  # fast_path | fast_path_multi | prune | sufficiency | chunk | sentence | phrase | bisect | final
     spans: list[SpanRecord]  # what this test masked (on top of earlier rounds' masks)
     answer: str
     influence: float  # drop in mean log-prob of the round's event answer (round 0 without a baseline: -mean log-prob)
@@ -248,25 +251,22 @@ class Pass1:
 
     def _fast_path(self) -> tuple[str, list[SpanRecord], list[SpanRecord]] | None:
         holders = [i for i in self._used_live() if contains_norm(self.trace.hits[i].text, self._anchor)]
-        if not holders:
-            return None
-        first = self._anchor_span(holders[0])
+        first = self._anchor_span(holders[0]) if holders else None
         if first is None:
             return None
+        spans = [(i, sp) for i in holders if (sp := self._anchor_span(i)) is not None]
         rec = self.record(holders[0], first)
         if self.test("fast_path", [rec]).success:
-            return "fast_path", [self._grow(holders[0], first)], [rec]
-        if not self.b.multi_holder:
+            path, causal = "fast_path", [rec]
+        elif self.b.multi_holder and len(spans) >= 2:
+            recs = [self.record(i, sp) for i, sp in spans]
+            if not self.test("fast_path_multi", recs).success:
+                return None
+            path, causal = "fast_path_multi", self._prune(recs)
+        else:
             return None
-        spans = [(i, sp) for i in holders if (sp := self._anchor_span(i)) is not None]
-        if len(spans) < 2:
-            return None
-        recs = [self.record(i, sp) for i, sp in spans]
-        if not self.test("fast_path_multi", recs).success:
-            return None
-        # Every jointly masked holder states the event string, so each is reported (attribution); the
-        # causal set keeps only the masks the event needs, which with a fragile model can be one of five.
-        return "fast_path_multi", [self._grow(i, sp) for i, sp in spans], self._prune(recs)
+        extra = self._sufficient(spans, causal) if self.b.multi_holder else []
+        return path, [self._grow(r.hit, (r.local[0], r.local[1])) for r in causal] + [self._grow(i, sp) for i, sp in extra], causal
 
     def _anchor_span(self, hit: int) -> Span | None:
         """The attribution rule's span in one chunk, unless an earlier round already masked it."""
@@ -283,6 +283,20 @@ class Pass1:
             if trial and self.test("prune", trial).success:
                 kept = trial
         return kept
+
+    def _sufficient(self, spans: list[tuple[int, Span]], causal: list[SpanRecord]) -> list[tuple[int, Span]]:
+        """Holders outside the causal set that bring the event back on their own (every other holder
+        masked, one replay each): further planted copies of the claim. A fragile model may drop the event
+        when one of five copies is masked; the other four are still poison and are reported. A benign
+        mention of the answer string does not restore the event alone and is left out."""
+        needed = {r.hit for r in causal}
+        out = []
+        for i, sp in spans:
+            if i not in needed:
+                others = [self.record(j, s) for j, s in spans if j != i]
+                if not self.test("sufficiency", others).success:
+                    out.append((i, sp))
+        return out
 
     def _search(self) -> tuple[str, list[SpanRecord], list[SpanRecord]]:
         live = self._used_live()
@@ -355,30 +369,17 @@ class Pass1:
         own = [k for k, (a, b) in enumerate(sents) if a <= span[0] < b]
         if not claims and not own:
             return self.record(hit, span)
-        seed = max(claims, key=lambda k: (_query_share(words[k], self.trace.query), -k)) if claims else own[0]
+        seed = max(claims, key=lambda k: (query_share(words[k], self.trace.query), -k)) if claims else own[0]
         lo = hi = seed
         while lo - 1 in claims:
             lo -= 1
         while hi + 1 in claims:
             hi += 1
-        bait = next((k for k in range(lo - 1, -1, -1) if _is_query_bait(words[k], self.trace.query)), None)
+        bait = next((k for k in range(lo - 1, -1, -1) if is_query_bait(words[k], self.trace.query)), None)
         lo = lo if bait is None else bait
-        if hi + 1 < len(sents) and _is_query_bait(words[hi + 1], self.trace.query):
+        if hi + 1 < len(sents) and is_query_bait(words[hi + 1], self.trace.query):
             hi += 1
         return self.record(hit, (sents[lo][0], sents[hi][1]))
-
-
-def _query_share(sentence: str, query: str) -> float:
-    """Share of the sentence's content words that come from the query."""
-    from .retrieval import tokenize
-
-    words, q = tokenize(sentence), set(tokenize(query))
-    return sum(w in q for w in words) / len(words) if words else 0.0
-
-
-def _is_query_bait(sentence: str, query: str, share: float = 0.6) -> bool:
-    """True when most of the sentence's content words come from the query."""
-    return _query_share(sentence, query) >= share
 
 
 def run_pass1(

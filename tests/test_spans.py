@@ -9,6 +9,7 @@ from ragsec_core.spans import (
     bisect_minimal,
     candidate_spans,
     find_ci,
+    is_query_bait,
     merge,
     rank_sentences,
     sentence_spans,
@@ -82,12 +83,10 @@ def test_wilson_interval():
 
 
 def test_query_bait_detection():
-    from ragsec_core.traceback import _is_query_bait
-
     q = "who wrote the novel nineteen eighty four"
-    assert _is_query_bait("Who wrote the novel Nineteen Eighty-Four.", q)
-    assert not _is_query_bait("The book was published in London in 1949 by Secker.", q)
-    assert not _is_query_bait("", q)
+    assert is_query_bait("Who wrote the novel Nineteen Eighty-Four.", q)
+    assert not is_query_bait("The book was published in London in 1949 by Secker.", q)
+    assert not is_query_bait("", q)
 
 
 def test_sentences_split_after_citation_markers():
