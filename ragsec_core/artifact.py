@@ -64,7 +64,10 @@ def _spans(d: list[dict[str, Any]] | dict[str, Any] | None) -> list[SpanRecord]:
 
 def result_from_dict(d: dict[str, Any]) -> TracebackResult:
     d = dict(d)
-    d["rounds"] = [Round(**{**r, "attribution": _spans(r.get("attribution")), "causal": _spans(r.get("causal"))}) for r in d.get("rounds", [])]
+    d["rounds"] = [
+        Round(**{**r, "attribution": _spans(r.get("attribution")), "causal": _spans(r.get("causal"))})
+        for r in d.get("rounds", [])
+    ]
     d["tests"] = [Test(**{**t, "spans": [SpanRecord(**s) for s in t.get("spans", [])]}) for t in d.get("tests", [])]
     d["attribution"] = [SpanRecord(**s) for s in d.get("attribution", [])]
     d["causal"] = [SpanRecord(**s) for s in d.get("causal", [])]

@@ -81,7 +81,8 @@ class _LeanBert:
         cfg = model.config
         self.heads, self.hidden, self.eps = cfg.num_attention_heads, cfg.hidden_size, cfg.layer_norm_eps
         e = model.embeddings
-        self.word, self.pos, self.type0 = e.word_embeddings.weight, e.position_embeddings.weight, e.token_type_embeddings.weight[0]
+        self.word, self.pos = e.word_embeddings.weight, e.position_embeddings.weight
+        self.type0 = e.token_type_embeddings.weight[0]
         self.norm = (e.LayerNorm.weight, e.LayerNorm.bias)
         self.layers = []
         for layer in model.encoder.layer:

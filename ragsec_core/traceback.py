@@ -266,7 +266,8 @@ class Pass1:
         else:
             return None
         extra = self._sufficient(spans, causal) if self.b.multi_holder else []
-        return path, [self._grow(r.hit, (r.local[0], r.local[1])) for r in causal] + [self._grow(i, sp) for i, sp in extra], causal
+        attribution = [self._grow(r.hit, (r.local[0], r.local[1])) for r in causal]
+        return path, attribution + [self._grow(i, sp) for i, sp in extra], causal
 
     def _anchor_span(self, hit: int) -> Span | None:
         """The attribution rule's span in one chunk, unless an earlier round already masked it."""
