@@ -64,6 +64,10 @@ def register(subparsers: Any) -> None:
     p.add_argument("--mask-mode", choices=["delete", "placeholder"], default="delete")
     p.add_argument("--objective", choices=["event", "oracle"], default="event")
     p.add_argument("--limit", type=int, default=50)
+    p.add_argument("--first-question", type=int, default=0,
+                   help="start at this question (the seeded plants of earlier ones are still drawn): split a run")
+    p.add_argument("--merge", nargs="+", default=None, metavar="RESULTS",
+                   help="only merge result files of one split run (same config) into --out and print the table")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--methods", default="ragcharacter",
                    help="comma-separated: ragcharacter,ppl,ragforensics,ragorigin,robustrag,ppl-char,"
@@ -79,9 +83,15 @@ def register(subparsers: Any) -> None:
 def cmd_bench_traceback(args: argparse.Namespace) -> int:
     from .inputs import check_params
 
+    if args.merge:
+        results = merge_results(args.merge)
+        save(results, args.out)
+        print_table(results)
+        return 0
+
     check_params(args.k, args.alpha)
-    if args.poisons_per_query < 1 or args.limit < 1:
-        raise RagsecError("--poisons-per-query and --limit must be >= 1")
+    if args.poisons_per_query < 1 or args.limit < 1 or not 0 <= args.first_question < args.limit:
+        raise RagsecError("--poisons-per-query and --limit must be >= 1, and 0 <= --first-question < --limit")
     if not 0.0 < args.ppl_quantile < 1.0 or args.ppl_sample < 1:
         raise RagsecError("--ppl-quantile must be in (0, 1) and --ppl-sample >= 1")
     from .baselines import parse_methods
@@ -145,10 +155,12 @@ def run_benchmark(records: list[AttackRecord], args: argparse.Namespace) -> dict
     outcomes = {"EVT": 0, "CORRECT": 0, "CONFUSION": 0, "UNK": 0}
     events: list[dict[str, Any]] = []
     bar = tqdm(records, desc="traceback bench", unit="question", file=sys.stderr)
-    for rec in bar:
+    for q, rec in enumerate(bar):
         advs = [f"{rec.question.rstrip('?. ')}. {a}" if args.attack_form == "black" else a for a in rec.adv_texts]
         advs = advs[: args.poisons_per_query]
-        corpus, retriever = planted.with_poisons(rec, advs, args.mode, args.alpha, rng)
+        corpus, retriever = planted.with_poisons(rec, advs, args.mode, args.alpha, rng)  # keeps the seeded draws
+        if q < args.first_question:
+            continue
         trace = Pipeline(corpus, retriever, llm).ask(
             rec.question, k=args.k, alpha=args.alpha, use=args.use, labels=Labels(rec.id, list(rec.answers), rec.incorrect)
         )
@@ -170,6 +182,22 @@ def run_benchmark(records: list[AttackRecord], args: argparse.Namespace) -> dict
     results = summarise(events, outcomes, args, ctx.ppl_threshold) | {"complete": True}
     save(results, args.out)
     return results
+
+
+def merge_results(paths: list[str]) -> dict[str, Any]:
+    """One result from the parts of a run split with --first-question (each must be complete)."""
+    from .safeio import read_json
+
+    parts = [read_json(Path(p), "traceback results") for p in paths]
+    keep = ("command", "bench", "first_question", "limit", "out", "merge")  # what differs between the parts
+    configs = [{k: v for k, v in r.get("config", {}).items() if k not in keep} for r in parts]
+    if any(c != configs[0] for c in configs) or not all(r.get("complete") for r in parts):
+        raise RagsecError("--merge needs complete result files of one configuration (they differ or one is partial)")
+    events = [e for r in parts for e in r["per_event"]]
+    outcomes = {k: sum(r["outcomes"][k] for r in parts) for k in parts[0]["outcomes"]}
+    limit = max(r["config"].get("limit", 0) for r in parts)
+    args = argparse.Namespace(**parts[0]["config"] | {"first_question": 0, "limit": limit, "merge": paths})
+    return summarise(events, outcomes, args, parts[0].get("ppl_threshold")) | {"complete": True}
 
 
 def summarise(

@@ -65,3 +65,33 @@ def test_bench_cli_end_to_end_on_one_question(tmp_path, llm):
     bad = subprocess.run([sys.executable, "-m", "ragsec_core.cli", "bench", "traceback", "--data", str(tmp_path / "nope.json")],
                          check=False, capture_output=True, text=True, cwd=REPO, timeout=120)
     assert bad.returncode == 2 and "not found" in bad.stderr
+
+
+def test_split_runs_merge_into_one_result(tmp_path):
+    """Two halves of a run (--first-question) merge into the table one run would give: means over all
+    events, summed outcomes; parts of different configurations are refused."""
+    def event(f1: float, calls: int) -> dict:
+        row = {"char_f1": f1, "char_iou": f1 / 2, "char_fpr": 0.1, "chunk_hit": True, "calls": calls, "seconds": 2.0}
+        return {"id": str(calls), "resolved": True, "fpe": 1.5, "methods": {"ragcharacter": row}}
+
+    config = {"data": "d.json", "mode": "embedded", "attack_form": "black", "poisons_per_query": 5, "k": 5,
+              "alpha": 1.0, "mask_mode": "delete", "methods": "ragcharacter", "limit": 4}
+    parts = []
+    for i, (events, first) in enumerate((([event(1.0, 2)], 0), ([event(0.5, 4), event(0.0, 6)], 2))):
+        path = tmp_path / f"part{i}.json"
+        path.write_text(json.dumps({"complete": True, "outcomes": {"EVT": len(events), "CORRECT": 1, "CONFUSION": 0, "UNK": 0},
+                                    "per_event": events, "config": config | {"first_question": first, "out": str(path)}}))
+        parts.append(str(path))
+    out = tmp_path / "all.json"
+    r = subprocess.run([sys.executable, "-m", "ragsec_core.cli", "bench", "traceback", "--data", "d.json", "--merge", *parts,
+                        "--out", str(out)], check=False, capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert r.returncode == 0, r.stderr
+    merged = json.loads(out.read_text())
+    assert merged["events"] == 3 and merged["outcomes"]["EVT"] == 3 and merged["outcomes"]["CORRECT"] == 2
+    assert abs(merged["char_f1"] - 0.5) < 1e-9 and abs(merged["calls_per_event"] - 4.0) < 1e-9
+    bad = json.loads(open(parts[1]).read())
+    bad["config"]["k"] = 3
+    open(parts[1], "w").write(json.dumps(bad))
+    r = subprocess.run([sys.executable, "-m", "ragsec_core.cli", "bench", "traceback", "--data", "d.json", "--merge", *parts],
+                       check=False, capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert r.returncode == 2 and "one configuration" in r.stderr

@@ -67,6 +67,18 @@ def test_artifact_round_trip_and_steps(case, tmp_path):
     assert cost["tests"] == len(res.tests) and cost["model_calls"] == res.model_calls
 
 
+def test_artifacts_written_before_span_lists_still_load(case):
+    """Rounds used to hold one attribution/causal span or null; they now hold lists."""
+    _, trace, res = case
+    d = Artifact(trace, res).to_dict()
+    for r in d["pass1"]["rounds"]:
+        r["attribution"] = r["attribution"][0] if r["attribution"] else None
+        r["causal"] = r["causal"][0] if r["causal"] else None
+    back = artifact_from_dict(d)
+    assert [[s.text for s in r.causal] for r in back.pass1.rounds] == [[s.text for s in r.causal][:1] for r in res.rounds]
+    assert len(steps(back.pass1)) == len(res.tests)
+
+
 def test_artifact_loader_rejects_other_json(tmp_path):
     from ragsec_core.errors import RagsecError
 
