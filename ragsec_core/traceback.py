@@ -257,17 +257,16 @@ class Pass1:
         spans = [(i, sp) for i in holders if (sp := self._anchor_span(i)) is not None]
         rec = self.record(holders[0], first)
         if self.test("fast_path", [rec]).success:
-            path, causal = "fast_path", [rec]
-        elif self.b.multi_holder and len(spans) >= 2:
-            recs = [self.record(i, sp) for i, sp in spans]
-            if not self.test("fast_path_multi", recs).success:
-                return None
-            path, causal = "fast_path_multi", self._prune(recs)
-        else:
+            extra = self._sufficient(spans, [rec]) if self.b.multi_holder else []
+            return "fast_path", [self._grow(i, sp) for i, sp in [(holders[0], first)] + extra], [rec]
+        if not self.b.multi_holder or len(spans) < 2:
             return None
-        extra = self._sufficient(spans, causal) if self.b.multi_holder else []
-        attribution = [self._grow(r.hit, (r.local[0], r.local[1])) for r in causal]
-        return path, attribution + [self._grow(i, sp) for i, sp in extra], causal
+        recs = [self.record(i, sp) for i, sp in spans]
+        if not self.test("fast_path_multi", recs).success:
+            return None
+        # The joint mask is the evidence: every holder in it is part of the joint cause and is reported;
+        # the causal set keeps only the masks the event needs.
+        return "fast_path_multi", [self._grow(i, sp) for i, sp in spans], self._prune(recs)
 
     def _anchor_span(self, hit: int) -> Span | None:
         """The attribution rule's span in one chunk, unless an earlier round already masked it."""
@@ -286,10 +285,10 @@ class Pass1:
         return kept
 
     def _sufficient(self, spans: list[tuple[int, Span]], causal: list[SpanRecord]) -> list[tuple[int, Span]]:
-        """Holders outside the causal set that bring the event back on their own (every other holder
-        masked, one replay each): further planted copies of the claim. A fragile model may drop the event
-        when one of five copies is masked; the other four are still poison and are reported. A benign
-        mention of the answer string does not restore the event alone and is left out."""
+        """After a one-mask success, the other holders that bring the event back on their own (every other
+        holder masked, one replay each): further planted copies of the claim. A fragile model may drop the
+        event when one of five copies is masked; the other four are still poison. A benign mention of the
+        answer string does not restore the event alone and is left out."""
         needed = {r.hit for r in causal}
         out = []
         for i, sp in spans:

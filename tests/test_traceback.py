@@ -76,9 +76,8 @@ def test_multi_holder_fast_path_masks_the_planted_copies_jointly(llm, pipeline):
     kept, holders = {c.hit for c in res.causal}, {s.hit for s in joint.spans}
     assert kept <= holders and len(res.causal) == len(res.rounds[0].causal) >= 1
     assert all(trace.hits[h].poison_spans for h in kept)  # only planted chunks stay masked
-    reported = {a.hit for a in res.attribution}
-    assert kept <= reported <= holders  # the needed holders, plus those that restore the event alone
-    assert stages.count("sufficiency") == len(holders - kept)
+    assert {a.hit for a in res.attribution} == holders  # the joint mask implicates every holder
+    assert "sufficiency" not in stages  # only a one-mask success looks for further copies
     gold = _gold_prompt_spans(trace)
     for rec in res.attribution + res.causal:
         _round_trips(trace, rec)
