@@ -89,6 +89,7 @@ def test_split_runs_merge_into_one_result(tmp_path):
     merged = json.loads(out.read_text())
     assert merged["events"] == 3 and merged["outcomes"]["EVT"] == 3 and merged["outcomes"]["CORRECT"] == 2
     assert abs(merged["char_f1"] - 0.5) < 1e-9 and abs(merged["calls_per_event"] - 4.0) < 1e-9
+    assert merged["complete"] and [p["questions"] for p in merged["parts"]] == [2, 3]
     bad = json.loads(open(parts[1]).read())
     bad["config"]["k"] = 3
     open(parts[1], "w").write(json.dumps(bad))
