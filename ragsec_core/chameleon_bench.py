@@ -126,6 +126,33 @@ def _tfidf_top(retriever, query: str, n: int = 8) -> list[str]:  # type: ignore[
     return [t for t, _ in sorted(score.items(), key=lambda x: -x[1])[:n]]
 
 
+def run_detectors(retriever, planted: list[tuple[str, str]], sens: list[str], ben: list[str],  # type: ignore[no-untyped-def]
+                  qpd_thr: float, queries_per_day: int) -> dict:
+    """Every detector on the corpus with the given (sleeper, trigger) pairs planted, at alpha 1.0 and 0.5.
+
+    One pair per scenario: planting every trial's pair would add near-copies of the same two documents
+    (trials of a scenario differ by a few words), which lowers their own idf and makes them co-retrieve each
+    other, so keyword anomaly and clustering would measure the duplication instead of the attack."""
+    from .corpus import Chunk
+    from .monitor import evaluate, run_monitor
+
+    extra, poisoned = [], set()
+    for i, (sleeper, trigger) in enumerate(planted):
+        for role, text in (("sleeper", sleeper), ("trigger", trigger)):
+            did = f"chameleon-{i}-{role}"
+            extra.append(Chunk(f"{did}#0", did, text, 0, len(text)))
+            poisoned.add(did)
+    marked = retriever.extended(extra)
+    det: dict = {"queries": {"sensitive": len(sens), "benign": len(ben)}, "n_pairs": len(planted)}
+    for a in (1.0, 0.5):
+        rep = run_monitor(marked, sens, ben, k=5, alpha=a, qpd_threshold=qpd_thr)
+        ev = evaluate(rep, poisoned, queries_per_day=queries_per_day)
+        ev["flag_counts"] = {f: sum(f in d.flags for d in rep.docs) for f in ("qpd", "keyword_anomaly", "semantic_drift", "clustering")}
+        ev["flagged_poison"] = sorted({d.doc_id for d in rep.docs if d.flags and d.doc_id in poisoned})
+        det[f"alpha={a},k=5"] = ev
+    return det
+
+
 # ---------------------------------------------------------------- the sweep
 
 def cmd_chameleon(args: argparse.Namespace) -> int:
@@ -148,7 +175,6 @@ def cmd_chameleon(args: argparse.Namespace) -> int:
     from .chameleon_eval import (
         ALPHAS, KS, aggregate, build_pair, end_to_end, evaluate_retrieval, inject, rate, vector_vs_hybrid,
     )
-    from .corpus import Chunk
     from .embed import Embedder
     from .rag import build_retriever
 
@@ -265,26 +291,13 @@ def cmd_chameleon(args: argparse.Namespace) -> int:
     }
     save("keyword_injection")
 
-    # ---- detectors: the corpus with every trial's pair planted
+    # ---- detectors: the corpus with the first pair of each scenario planted
     if not args.no_detectors and pairs:
-        from .monitor import evaluate, run_monitor
-
-        extra, poisoned = [], set()
-        for i, (sc, seed, pair) in enumerate(pairs):
-            for role, text in (("sleeper", pair.sleeper.text), ("trigger", pair.trigger.text)):
-                did = f"chameleon-{i}-{role}"
-                extra.append(Chunk(f"{did}#0", did, text, 0, len(text)))
-                poisoned.add(did)
-        planted = retriever.extended(extra)
+        first = {}
+        for sc, _seed, pair in pairs:
+            first.setdefault(sc.name, (pair.sleeper.text, pair.trigger.text))
         sens, ben = default_query_sets(scenarios, corpus)
-        det: dict = {"queries": {"sensitive": len(sens), "benign": len(ben)}}
-        for a in (1.0, 0.5):
-            rep = run_monitor(planted, sens, ben, k=5, alpha=a, qpd_threshold=qpd_thr)
-            ev = evaluate(rep, poisoned, queries_per_day=args.queries_per_day)
-            ev["flag_counts"] = {f: sum(f in d.flags for d in rep.docs) for f in ("qpd", "keyword_anomaly", "semantic_drift", "clustering")}
-            ev["flagged_poison"] = sorted({d.doc_id for d in rep.docs if d.flags and d.doc_id in poisoned})
-            det[f"alpha={a},k=5"] = ev
-        results["detectors"] = det
+        results["detectors"] = run_detectors(retriever, list(first.values()), sens, ben, qpd_thr, args.queries_per_day)
         save("detectors")
 
     # ---- end-to-end with the local LLM (first pair of each scenario)
