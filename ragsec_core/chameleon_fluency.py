@@ -23,6 +23,8 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from .replay import common_prefix
+
 
 def perplexity(llm: Any, texts: Sequence[str]) -> list[float]:
     """Per-text perplexity under the local causal LM (the paper's fluency filter used GPT-2)."""
@@ -78,9 +80,7 @@ class Fluency:
     @torch.inference_mode()
     def _extend(self, ref: _Scored, ids: torch.Tensor) -> _Scored:
         """Score `ids` reusing `ref`'s states for the longest common token prefix."""
-        n = min(len(ref.ids), len(ids))
-        diff = (ref.ids[:n] != ids[:n]).nonzero()
-        p = int(diff[0]) if len(diff) else n  # first differing position
+        p = common_prefix(ref.ids, ids)  # first differing position
         if p < 1 or p == len(ids) or not getattr(ref.cache, "is_croppable", True):
             return self._full(ids)
         self.calls += 1

@@ -290,6 +290,7 @@ def analyse(raw: list[dict[str, Any]], args: argparse.Namespace, data: Path, sec
     success = np.array([bool(r["attack_success"]) for r in raw])
     poison_idx = [r["poison_idx"] for r in raw]
     tokens = np.array([r["prompt_tokens"] for r in raw], dtype=float)
+    length_auc = ev.auc(y, tokens)
     n_max = args.n_samples
 
     def subset(n: int) -> tuple[list[list[LayerStats]], list[np.ndarray | None]]:
@@ -344,8 +345,8 @@ def analyse(raw: list[dict[str, Any]], args: argparse.Namespace, data: Path, sec
         "mean_prompt_tokens_poisoned": float(np.mean(tokens[y == 1])),
         # the length confound: prompt tokens alone as the score (< 0.5: poisoned prompts are shorter), and
         # its better orientation (what a detector that learned the length could reach)
-        "prompt_length_auc": ev.auc(y, tokens),
-        "prompt_length_auc_best": None if ev.auc(y, tokens) is None else max(ev.auc(y, tokens), 1 - ev.auc(y, tokens)),
+        "prompt_length_auc": length_auc,
+        "prompt_length_auc_best": None if length_auc is None else max(length_auc, 1 - length_auc),
         "detector": detector.to_dict(),
         "reference_7b": ev.reference_7b(att_dir, data.stem) if att_dir.is_dir() else {},
         "paper": PAPER,

@@ -40,7 +40,7 @@ class Embedder:
         self.tokenizer = AutoTokenizer.from_pretrained(path)
         self.model = AutoModel.from_pretrained(path).eval()
         self.dim = int(self.model.config.hidden_size)
-        self._single = _LeanBert.supports(self.model) and _LeanBert(self.model)
+        self._single = _LeanBert(self.model) if _LeanBert.supports(self.model) else None
 
     def embed(
         self,
@@ -49,7 +49,7 @@ class Embedder:
         progress: Callable[[int, int], None] | None = None,
     ) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        if len(texts) == 1 and self._single and not progress:  # the query path: latency counts here
+        if len(texts) == 1 and self._single is not None and not progress:  # the query path: latency counts here
             ids = self.tokenizer(list(texts), truncation=True, max_length=MAX_TOKENS, return_tensors="pt")["input_ids"]
             out[0] = self._single(ids[0]).numpy()
             return out

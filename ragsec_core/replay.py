@@ -92,7 +92,7 @@ class ReplayEngine:
 
         best, keep = None, 0
         for c in self._cached:
-            n = min(_common_prefix(c.ids, ids), len(ids) - 1)  # always run >= 1 prompt token
+            n = min(common_prefix(c.ids, ids), len(ids) - 1)  # always run >= 1 prompt token
             if n > keep:
                 best, keep = c, n
         if best is None:
@@ -187,7 +187,8 @@ def _answer_ids(llm: LLM, answer: str, limit: int, device: torch.device) -> torc
     return ids[:limit].to(device)
 
 
-def _common_prefix(a: torch.Tensor, b: torch.Tensor) -> int:
+def common_prefix(a: torch.Tensor, b: torch.Tensor) -> int:
+    """Length of the longest common prefix of two token-id vectors (what a KV cache can be reused for)."""
     n = min(len(a), len(b))
     diff = (a[:n] != b[:n]).nonzero()
     return int(diff[0]) if len(diff) else n

@@ -50,9 +50,10 @@ class Budgets:
     max_rounds: int = 3
     early_stop: bool = True  # stop chunk, sentence and phrase screening at the first successful mask
     # Our extension for several poisons (PoisonedRAG's P = 5): when masking the first answer-holding
-    # chunk alone fails, mask the answer in every holding chunk in one replay, then drop holders whose
-    # mask is not needed (one replay each); holders outside the causal set that restore the event on
-    # their own are reported too (one replay each). False keeps the paper's single-holder fast path.
+    # chunk alone fails, mask the answer in every holding chunk in one replay and report them all, then
+    # drop holders whose mask is not needed (one replay each); after a one-mask success, other holders
+    # that restore the event on their own are reported too (one replay each). False keeps the paper's
+    # single-holder fast path.
     multi_holder: bool = True
     # Round 0 reuses the Pass-0 answer and signals instead of a baseline call (§4.3); True replays the
     # unmasked prompt too, to check that it reproduces the logged answer and to anchor influence at
@@ -88,7 +89,7 @@ class Round:
     event_answer: str
     anchor: str
     path: str  # fast_path | fast_path_multi | search | fallback_chunk
-    attribution: list[SpanRecord]  # one span per implicated chunk (several only on fast_path_multi)
+    attribution: list[SpanRecord]  # one span per implicated chunk (several only on the fast paths)
     causal: list[SpanRecord]
     answer_after: str
     resolved: bool
@@ -251,14 +252,13 @@ class Pass1:
 
     def _fast_path(self) -> tuple[str, list[SpanRecord], list[SpanRecord]] | None:
         holders = [i for i in self._used_live() if contains_norm(self.trace.hits[i].text, self._anchor)]
-        first = self._anchor_span(holders[0]) if holders else None
-        if first is None:
-            return None
         spans = [(i, sp) for i in holders if (sp := self._anchor_span(i)) is not None]
-        rec = self.record(holders[0], first)
+        if not spans or spans[0][0] != holders[0]:  # the first holder's answer is gone (masked earlier)
+            return None
+        rec = self.record(*spans[0])
         if self.test("fast_path", [rec]).success:
-            extra = self._sufficient(spans, [rec]) if self.b.multi_holder else []
-            return "fast_path", [self._grow(i, sp) for i, sp in [(holders[0], first)] + extra], [rec]
+            extra = self._sufficient(spans, rec.hit) if self.b.multi_holder else []
+            return "fast_path", [self._grow(i, sp) for i, sp in spans[:1] + extra], [rec]
         if not self.b.multi_holder or len(spans) < 2:
             return None
         recs = [self.record(i, sp) for i, sp in spans]
@@ -284,15 +284,14 @@ class Pass1:
                 kept = trial
         return kept
 
-    def _sufficient(self, spans: list[tuple[int, Span]], causal: list[SpanRecord]) -> list[tuple[int, Span]]:
+    def _sufficient(self, spans: list[tuple[int, Span]], masked: int) -> list[tuple[int, Span]]:
         """After a one-mask success, the other holders that bring the event back on their own (every other
         holder masked, one replay each): further planted copies of the claim. A fragile model may drop the
         event when one of five copies is masked; the other four are still poison. A benign mention of the
         answer string does not restore the event alone and is left out."""
-        needed = {r.hit for r in causal}
         out = []
         for i, sp in spans:
-            if i not in needed:
+            if i != masked:
                 others = [self.record(j, s) for j, s in spans if j != i]
                 if not self.test("sufficiency", others).success:
                     out.append((i, sp))
@@ -339,8 +338,8 @@ class Pass1:
                 return "fallback_chunk", [whole], [whole]
             seed, seed_out = best
         causal = self._bisect(hit, seed, seed_out)
-        attr = attribution_span(text, self._anchor)
-        attr_rec = self._grow(hit, attr) if attr and not any(overlaps(attr, m) for m in masked) else self.record(hit, causal)
+        attr = self._anchor_span(hit)
+        attr_rec = self._grow(hit, attr) if attr else self.record(hit, causal)
         return "search", [attr_rec], [self.record(hit, causal)]
 
     def _bisect(self, hit: int, seed: Span, seed_out: _Outcome) -> Span:
@@ -364,20 +363,20 @@ class Pass1:
         and forward by one such sentence. Host sentences outside the bait-to-claim run are left out."""
         text = self.trace.hits[hit].text
         sents = sentence_spans(text)
-        words = [text[a:b] for a, b in sents]
-        claims = [k for k, w in enumerate(words) if contains_norm(w, self._anchor)]
+        texts = [text[a:b] for a, b in sents]
+        claims = [k for k, t in enumerate(texts) if contains_norm(t, self._anchor)]
         own = [k for k, (a, b) in enumerate(sents) if a <= span[0] < b]
         if not claims and not own:
             return self.record(hit, span)
-        seed = max(claims, key=lambda k: (query_share(words[k], self.trace.query), -k)) if claims else own[0]
+        seed = max(claims, key=lambda k: (query_share(texts[k], self.trace.query), -k)) if claims else own[0]
         lo = hi = seed
         while lo - 1 in claims:
             lo -= 1
         while hi + 1 in claims:
             hi += 1
-        bait = next((k for k in range(lo - 1, -1, -1) if is_query_bait(words[k], self.trace.query)), None)
+        bait = next((k for k in range(lo - 1, -1, -1) if is_query_bait(texts[k], self.trace.query)), None)
         lo = lo if bait is None else bait
-        if hi + 1 < len(sents) and is_query_bait(words[hi + 1], self.trace.query):
+        if hi + 1 < len(sents) and is_query_bait(texts[hi + 1], self.trace.query):
             hi += 1
         return self.record(hit, (sents[lo][0], sents[hi][1]))
 

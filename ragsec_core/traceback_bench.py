@@ -191,18 +191,18 @@ def merge_results(paths: list[str]) -> dict[str, Any]:
     from .safeio import read_json
 
     parts = [read_json(Path(p), "traceback results") for p in paths]
-    keep = ("command", "bench", "first_question", "limit", "out", "merge")  # what differs between the parts
-    configs = [{k: v for k, v in r.get("config", {}).items() if k not in keep} for r in parts]
+    varying = ("command", "bench", "first_question", "limit", "out", "merge")  # what differs between the parts
+    configs = [{k: v for k, v in r.get("config", {}).items() if k not in varying} for r in parts]
     if any(c != configs[0] for c in configs):
         raise RagsecError("--merge needs result files of one configuration (data, P, k, alpha, … differ)")
     events = [e for r in parts for e in r["per_event"]]
     outcomes = {k: sum(r["outcomes"][k] for r in parts) for k in parts[0]["outcomes"]}
     limit = max(r["config"].get("limit", 0) for r in parts)
     args = argparse.Namespace(**parts[0]["config"] | {"first_question": 0, "limit": limit, "merge": paths})
-    spans = [{"file": p, "first_question": r["config"].get("first_question", 0), "questions": sum(r["outcomes"].values()),
-               "complete": bool(r.get("complete"))} for p, r in zip(paths, parts)]
-    done = all(x["complete"] for x in spans)
-    return summarise(events, outcomes, args, parts[0].get("ppl_threshold")) | {"complete": done, "parts": spans}
+    covered = [{"file": p, "first_question": r["config"].get("first_question", 0), "questions": sum(r["outcomes"].values()),
+                "complete": bool(r.get("complete"))} for p, r in zip(paths, parts)]
+    done = all(x["complete"] for x in covered)
+    return summarise(events, outcomes, args, parts[0].get("ppl_threshold")) | {"complete": done, "parts": covered}
 
 
 def summarise(
