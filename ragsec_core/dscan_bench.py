@@ -157,12 +157,17 @@ def match_length(text: str, target: int, spare: list[str], count: Callable[[str]
 
 
 def collect(records: list[dict[str, Any]], args: argparse.Namespace, raw_path: Path) -> list[dict[str, Any]]:
-    """Run the model on every prompt not yet in the raw cache; return all raw records in order."""
+    """Run the model on every prompt not yet in the raw cache; return all raw records in order.
+
+    The zero-shot score is cached apart from the sampled statistics (rows of kind `zero_shot`), so the
+    baseline can be added to a finished run without sampling again."""
     from tqdm import tqdm
 
-    done = _read_raw(raw_path, args)
-    conds = _conds(args)
-    todo = [(r, c) for r in records for c in conds if f"{r.get('id')}:{c}" not in done]
+    done, zs = _read_raw(raw_path, args)
+    keys = [(r, c, f"{r.get('id')}:{c}") for r in records for c in _conds(args)]
+    todo = [(r, c, "stats") for r, c, k in keys if k not in done]
+    if not args.no_zero_shot:
+        todo += [(r, c, "zero_shot") for r, c, k in keys if k not in zs]
     if todo:
         print("loading models ...", file=sys.stderr)
         from .embed import Embedder
@@ -174,12 +179,16 @@ def collect(records: list[dict[str, Any]], args: argparse.Namespace, raw_path: P
         llm, embedder = load_llm(), Embedder()
         raw_path.parent.mkdir(parents=True, exist_ok=True)
         with open(raw_path, "a", encoding="utf-8") as fh:
-            for rec, cond in tqdm(todo, desc="dscan prompts", unit="prompt", file=sys.stderr):
-                row = run_prompt(llm, embedder, rec, cond, args)
+            for rec, cond, kind in tqdm(todo, desc="dscan prompts", unit="prompt", file=sys.stderr):
+                if kind == "stats":
+                    row = run_prompt(llm, embedder, rec, cond, args)
+                    done[row["key"]] = row
+                else:
+                    row = run_zero_shot(llm, rec, cond, args)
+                    zs[row["key"]] = row["score"]
                 fh.write(json.dumps(row) + "\n")
                 fh.flush()
-                done[row["key"]] = row
-    return [done[f"{r.get('id')}:{c}"] for r in records for c in conds]
+    return [{**done[k], "zero_shot": zs.get(k)} for _, _, k in keys]
 
 
 def _conds(args: argparse.Namespace) -> tuple[str, str]:
@@ -188,24 +197,33 @@ def _conds(args: argparse.Namespace) -> tuple[str, str]:
     return ("clean_lm" if getattr(args, "length_matched", False) else "clean", "poisoned")
 
 
-def _read_raw(path: Path, args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+def _read_raw(path: Path, args: argparse.Namespace) -> tuple[dict[str, dict[str, Any]], dict[str, float]]:
+    """(sampled statistics by key, zero-shot scores by key) cached under this run's config."""
     out: dict[str, dict[str, Any]] = {}
+    zs: dict[str, float] = {}
     if not path.exists():
-        return out
+        return out, zs
     want = _raw_config(args)
     for line in path.read_text(encoding="utf-8").splitlines():
         try:
             row = json.loads(line)
         except json.JSONDecodeError:
             continue  # a torn last line from an interrupted run
-        if row.get("config") == want:
+        if row.get("kind") == "zero_shot":
+            if row.get("seed") == args.seed:
+                zs[row["key"]] = row["score"]
+            continue
+        config = {k: v for k, v in row.get("config", {}).items() if k != "zero_shot"}  # older rows carry it
+        if config == want:
             out[row["key"]] = row
-    return out
+            if row.get("zero_shot") is not None:
+                zs[row["key"]] = row["zero_shot"]
+    return out, zs
 
 
 def _raw_config(args: argparse.Namespace) -> dict[str, Any]:
     return {"n_samples": args.n_samples, "seed": args.seed, "max_new_tokens": args.max_new_tokens,
-            "temperature": args.temperature, "zero_shot": not args.no_zero_shot}
+            "temperature": args.temperature}
 
 
 def run_prompt(llm: Any, embedder: Any, rec: dict[str, Any], cond: str, args: argparse.Namespace) -> dict[str, Any]:
@@ -236,8 +254,14 @@ def run_prompt(llm: Any, embedder: Any, rec: dict[str, Any], cond: str, args: ar
         "prompt_tokens": pmap.n_tokens,
         "stats": [_compact(s.to_dict()) for s in stats],
         "embeddings": [[round(float(v), 5) for v in e] for e in emb],
-        "zero_shot": None if args.no_zero_shot else zero_shot_score(llm, rec["question"], pair[cond]),
     }
+
+
+def run_zero_shot(llm: Any, rec: dict[str, Any], cond: str, args: argparse.Namespace) -> dict[str, Any]:
+    """The zero-shot baseline's cache row; the pair depends only on the record and the seed."""
+    pair = build_pair(rec, args.seed, token_counter(llm))
+    return {"key": f"{rec.get('id')}:{cond}", "kind": "zero_shot", "seed": args.seed,
+            "score": zero_shot_score(llm, rec["question"], pair[cond])}
 
 
 def token_counter(llm: Any) -> Callable[[str], int]:
@@ -351,6 +375,7 @@ def analyse(raw: list[dict[str, Any]], args: argparse.Namespace, data: Path, sec
         "reference_7b": ev.reference_7b(att_dir, data.stem) if att_dir.is_dir() else {},
         "paper": PAPER,
         "config": {"data": str(data), "pairs": int(len(y) // 2), "prompts": int(len(y)), **_raw_config(args),
+                   "zero_shot": not args.no_zero_shot,
                    "length_matched": bool(getattr(args, "length_matched", False)),
                    "n_docs": N_DOCS, "n_poison": N_POISON, "folds": 5, "model": DEFAULT_MODEL_ID,
                    "seconds": round(seconds, 1), "command": _command(args, data)},

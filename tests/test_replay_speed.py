@@ -48,3 +48,34 @@ def test_later_variants_reuse_the_longest_cached_prefix(llm, bastion):
     ref = naive.replay(two, bastion.answer)
     assert r2.answer == ref.answer
     assert r2.logprob == pytest.approx(ref.logprob, abs=1e-3)
+
+
+def test_draft_lookup_takes_the_tokens_after_the_longest_recent_ngram():
+    from ragsec_core.replay import _draft
+
+    prompt = [5, 6, 7, 8, 9, 1, 2, 7, 8, 3, 4]
+    assert _draft([prompt], [1, 7, 8], 3) == [3, 4]  # the latest "7 8" wins over the earlier one
+    assert _draft([[9, 9, 2, 3, 4], prompt], [2, 3], 2) == [4]  # earlier sources first
+    assert _draft([prompt], [42], 4) == []
+    assert _draft([prompt], [6], 0) == []
+
+
+def test_drafted_decoding_equals_plain_greedy_and_saves_forwards(llm, bastion, monkeypatch):
+    """A reference that diverges at once makes the whole answer decoded after the divergence; verifying
+    prompt-lookup drafts must give exactly `generate`'s greedy answer in fewer model calls."""
+    from ragsec_core import replay
+
+    calls = []
+    hook = llm.model.register_forward_hook(lambda *a: calls.append(1))
+    try:
+        got = {}
+        for k in (0, replay.DRAFT_TOKENS):
+            monkeypatch.setattr(replay, "DRAFT_TOKENS", k)
+            calls.clear()
+            got[k] = (ReplayEngine(llm, bastion.prompt).replay(bastion.prompt, "Zebra"), len(calls))
+    finally:
+        hook.remove()
+    want = llm.generate(bastion.prompt).text
+    (plain, plain_calls), (drafted, drafted_calls) = got[0], got[replay.DRAFT_TOKENS]
+    assert plain.answer == drafted.answer == want
+    assert drafted_calls < plain_calls
