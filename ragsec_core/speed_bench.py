@@ -43,6 +43,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--events", type=int, default=None, help="traced events (default 20, quick 3)")
     p.add_argument("--questions", type=int, default=100, help="at most this many questions scanned for events")
     p.add_argument("--first-question", type=int, default=0, help="scan from this question (split a run over processes)")
+    p.add_argument("--last-question", type=int, default=None, help="stop before this question (the other end of a split)")
     p.add_argument("--sizes", default=None, help="BM25 corpus sizes (default 20000,100000)")
     p.add_argument("--queries", type=int, default=None, help="retrieval queries (default 100, quick 20)")
     p.add_argument("--attn-tokens", default=None, help="attention prompt lengths (default 600,2000; quick 600)")
@@ -100,7 +101,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if "traceback" in only:
         partial = lambda part: _save(results | part | {"complete": False}, args.out)  # noqa: E731
         results |= traceback_speed(
-            Path(args.data), args.events or (3 if quick else 20), args.questions, args.seed, partial, args.first_question
+            Path(args.data), args.events or (3 if quick else 20), args.questions, args.seed, partial, args.first_question,
+            args.last_question,
         )
     return results | {"complete": True}
 
@@ -122,6 +124,7 @@ def traceback_speed(
     seed: int,
     partial: Callable[[dict[str, Any]], None] | None = None,
     first: int = 0,
+    last: int | None = None,
 ) -> dict[str, Any]:
     """Pass-1 on the first `n_events` PAR events of `data` (embedded, black form, P=1, dense top-5, seed
     as in `ragsec bench traceback`), each run by the optimised engine and by the naive path, order
@@ -148,6 +151,8 @@ def traceback_speed(
         corpus, retriever = planted.with_poisons(rec, advs, "embedded", 1.0, rng)  # always: keeps the seeded draws
         if q < first:
             continue
+        if last is not None and q >= last:
+            break
         trace = store.get(q)
         if trace is None:
             labels = Labels(rec.id, list(rec.answers), rec.incorrect)
