@@ -56,6 +56,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--length-matched", action="store_true",
                    help="control: clean passages at the poisoned positions cut/extended to the poisoned passages' "
                         "lengths (pass --raw of the normal run to reuse its poisoned prompts)")
+    p.add_argument("--question-matched", action="store_true",
+                   help="control: as --length-matched, and the clean passages at the poisoned positions also begin "
+                        "with the question, as the black-box poisons do")
     p.add_argument("--no-zero-shot", action="store_true", help="skip the zero-shot baseline (one extra pass per prompt)")
     p.add_argument("--save-detector", default=None, help="write the detector trained on all pairs to this JSON")
     p.add_argument("--threads", type=int, default=1,
@@ -71,6 +74,8 @@ def cmd_dscan(args: argparse.Namespace) -> int:
         raise RagsecError(f"--n-samples must be in 1..20 (got {args.n_samples})")
     if args.limit < 4:
         raise RagsecError(f"--limit must be >= 4 questions for grouped cross-validation (got {args.limit})")
+    if args.length_matched and args.question_matched:
+        raise RagsecError("--length-matched and --question-matched are alternatives: give one")
     if args.max_new_tokens < 1 or not 0 < args.temperature <= 5:
         raise RagsecError("--max-new-tokens must be >= 1 and --temperature in (0, 5]")
     records = load_records(data)[: args.limit]
@@ -112,8 +117,11 @@ def load_records(path: Path) -> list[dict[str, Any]]:
 def build_pair(rec: dict[str, Any], seed: int, count: Callable[[str], int] = len) -> dict[str, Any]:
     """Clean, poisoned and length-matched clean passage lists for one question (seeded per question id).
 
-    `clean_lm` (the length-matched control) draws nothing from the random generator, so `clean`,
-    `poisoned` and `positions` are the same with or without the control: cached poisoned rows are reusable.
+    The controls draw nothing from the random generator, so `clean`, `poisoned` and `positions` are the
+    same with or without them and cached poisoned rows are reusable: `clean_lm` (length-matched) cuts or
+    extends the benign passages at the poisoned positions to the poisoned passages' lengths; `clean_qm`
+    (question-matched) also starts them with the question, as the black-box poisons start, so question
+    overlap is on both sides and only the planted claim differs.
     `count` measures length (characters by default; the bench passes the model's token count).
     """
     rng = random.Random(f"{seed}:{rec.get('id')}")
@@ -121,13 +129,16 @@ def build_pair(rec: dict[str, Any], seed: int, count: Callable[[str], int] = len
     positions = sorted(rng.sample(range(N_DOCS), N_POISON))
     advs = rng.sample(list(rec["adv_texts"]), N_POISON)
     poisoned = list(clean)
+    prefix = f"{rec['question'].rstrip('?. ')}. "  # the black-box form: the question, then the adversarial text
     for pos, adv in zip(positions, advs):
-        poisoned[pos] = f"{rec['question'].rstrip('?. ')}. {adv}"
+        poisoned[pos] = prefix + adv
     spare = [str(c.get("text", "")) for c in rec["context"][N_DOCS:]]
-    clean_lm = list(clean)
+    spare_qm = list(spare)
+    clean_lm, clean_qm = list(clean), list(clean)
     for pos in positions:
         clean_lm[pos] = match_length(clean[pos], count(poisoned[pos]), spare, count)
-    return {"clean": clean, "poisoned": poisoned, "positions": positions, "clean_lm": clean_lm}
+        clean_qm[pos] = match_length(f"{prefix}{clean[pos]}", count(poisoned[pos]), spare_qm, count)
+    return {"clean": clean, "poisoned": poisoned, "positions": positions, "clean_lm": clean_lm, "clean_qm": clean_qm}
 
 
 def match_length(text: str, target: int, spare: list[str], count: Callable[[str], int] = len) -> str:
@@ -194,6 +205,8 @@ def collect(records: list[dict[str, Any]], args: argparse.Namespace, raw_path: P
 def _conds(args: argparse.Namespace) -> tuple[str, str]:
     """Cache keys are `<question id>:<cond>` under the raw config: the poisoned prompt depends only on the
     record and the seed, so a length-matched run shares the normal run's poisoned rows."""
+    if getattr(args, "question_matched", False):
+        return ("clean_qm", "poisoned")
     return ("clean_lm" if getattr(args, "length_matched", False) else "clean", "poisoned")
 
 
@@ -377,6 +390,7 @@ def analyse(raw: list[dict[str, Any]], args: argparse.Namespace, data: Path, sec
         "config": {"data": str(data), "pairs": int(len(y) // 2), "prompts": int(len(y)), **_raw_config(args),
                    "zero_shot": not args.no_zero_shot,
                    "length_matched": bool(getattr(args, "length_matched", False)),
+                   "question_matched": bool(getattr(args, "question_matched", False)),
                    "n_docs": N_DOCS, "n_poison": N_POISON, "folds": 5, "model": DEFAULT_MODEL_ID,
                    "seconds": round(seconds, 1), "command": _command(args, data)},
     }
@@ -387,4 +401,5 @@ def _command(args: argparse.Namespace, data: Path) -> str:
            f"--seed {args.seed} --max-new-tokens {args.max_new_tokens} --temperature {args.temperature}")
     cmd += " --no-zero-shot" if args.no_zero_shot else ""
     cmd += " --length-matched" if getattr(args, "length_matched", False) else ""
+    cmd += " --question-matched" if getattr(args, "question_matched", False) else ""
     return cmd + f" --out {Path(args.out).name}" + (f" --save-detector {args.save_detector}" if args.save_detector else "")

@@ -204,6 +204,7 @@ def test_shipped_detector_scores_a_trace(llm, embedder, poisoned_trace):
         (["--n-samples", "0"], "--n-samples must be in 1..20"),
         (["--limit", "2"], "--limit must be >= 4"),
         (["--data", "BADFILE"], "no records with 'question'"),
+        (["--length-matched", "--question-matched"], "alternatives: give one"),
     ],
 )
 def test_bench_dscan_bad_input_exits_2_before_loading_models(tmp_path, extra, message):
@@ -293,19 +294,49 @@ def test_length_matched_clean_passages_match_the_poisoned_lengths_and_are_benign
             assert not (set(used[0].split(". ")) & set(used[1].split(". ")))
 
 
+def test_question_matched_clean_passages_begin_with_the_question_and_match_the_length(llm):
+    """The second control: the benign passages facing the poisons start with the question, as the black-box
+    poisons do, then benign text, at the poisoned passage's length; everything else is the plain pair."""
+    from ragsec_core.dscan_bench import build_pair
+
+    long_text = " ".join(f"Michelangelo worked on panel {i} of the vault between 1508 and 1512." for i in range(12))
+    short = "Sistine Chapel."
+    spare = ["The chapel takes its name from Pope Sixtus IV, who restored it between 1477 and 1480.",
+             "Its walls were frescoed by Botticelli, Perugino and Ghirlandaio before the ceiling was begun."]
+    count = _token_count(llm)
+    for seed in range(6):
+        rec = _lm_record([long_text, short, long_text, short, long_text], spare)
+        pair = build_pair(rec, seed, count)
+        prefix = rec["question"].rstrip("?. ") + ". "
+        qm = pair["clean_qm"]
+        for k in range(5):
+            if k not in pair["positions"]:
+                assert qm[k] == pair["clean"][k]
+                continue
+            assert pair["poisoned"][k].startswith(prefix) and qm[k].startswith(prefix)
+            assert abs(count(qm[k]) - count(pair["poisoned"][k])) <= 3, (qm[k], pair["poisoned"][k])
+            body = qm[k][len(prefix):]
+            benign = pair["clean"][k]
+            assert benign.startswith(body) or body.startswith(benign + " ")  # benign text, cut or continued
+        assert pair["poisoned"] == build_pair(rec, seed)["poisoned"]
+
+
 def test_length_matched_pairs_on_the_shared_nq_data_remove_the_length_gap(llm):
     """On the real attack data the control's clean passages differ from the poisoned ones by <= 3 tokens."""
     from ragsec_core.dscan_bench import build_pair, load_records
 
     recs = load_records(shared_data("stealthy", "wiki_open_nq.json"))[:25]
     count = _token_count(llm)
-    gaps, raw_gaps = [], []
+    gaps, qm_gaps, raw_gaps = [], [], []
     for rec in recs:
         pair = build_pair(rec, 0, count)
         for k in pair["positions"]:
             gaps.append(count(pair["clean_lm"][k]) - count(pair["poisoned"][k]))
+            qm_gaps.append(count(pair["clean_qm"][k]) - count(pair["poisoned"][k]))
             raw_gaps.append(count(pair["clean"][k]) - count(pair["poisoned"][k]))
     assert max(abs(g) for g in gaps) <= 3
+    assert max(abs(g) for g in qm_gaps) <= 5  # a cut between two words: a long word is several tokens
+    assert np.mean(np.abs(qm_gaps)) <= 1.5
     assert np.mean(np.abs(raw_gaps)) > 20 * max(1.0, np.mean(np.abs(gaps)))  # the uncontrolled gap is real
 
 
