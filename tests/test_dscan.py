@@ -261,7 +261,7 @@ def _token_count(llm):
 def test_length_matched_clean_passages_match_the_poisoned_lengths_and_are_benign_prefixes(llm):
     """Long benign passages are cut, short ones continued with spare retrieved text, both at word boundaries
     to within 3 tokens of the poisoned passage they face; the poisoned prompt itself is unchanged."""
-    from ragsec_core.dscan_bench import build_pair
+    from ragsec_core.dscan_pairs import build_pair
 
     long_text = " ".join(f"Michelangelo worked on panel {i} of the vault between 1508 and 1512." for i in range(12))
     short = "Sistine Chapel."
@@ -297,7 +297,7 @@ def test_length_matched_clean_passages_match_the_poisoned_lengths_and_are_benign
 def test_question_matched_clean_passages_begin_with_the_question_and_match_the_length(llm):
     """The second control: the benign passages facing the poisons start with the question, as the black-box
     poisons do, then benign text, at the poisoned passage's length; everything else is the plain pair."""
-    from ragsec_core.dscan_bench import build_pair
+    from ragsec_core.dscan_pairs import build_pair
 
     long_text = " ".join(f"Michelangelo worked on panel {i} of the vault between 1508 and 1512." for i in range(12))
     short = "Sistine Chapel."
@@ -323,7 +323,7 @@ def test_question_matched_clean_passages_begin_with_the_question_and_match_the_l
 
 def test_length_matched_pairs_on_the_shared_nq_data_remove_the_length_gap(llm):
     """On the real attack data the control's clean passages differ from the poisoned ones by <= 3 tokens."""
-    from ragsec_core.dscan_bench import build_pair, load_records
+    from ragsec_core.dscan_pairs import build_pair, load_records
 
     recs = load_records(shared_data("stealthy", "wiki_open_nq.json"))[:25]
     count = _token_count(llm)
