@@ -34,6 +34,12 @@ demo = get_corpus(corpus, None).queries if upload is None and corpus != "(upload
 
 NO_EXAMPLE = "(type your own)"
 
+DETECTOR_HELP = (
+    "Trained on black-box PoisonedRAG poisons, which begin with the question: a benign passage that restates "
+    "the question also raises it (AUC 0.89 on plain NQ pairs, 0.69 when the benign passages restate the "
+    "question too; see docs/dscan.md)."
+)
+
 
 def _use_example() -> None:
     if st.session_state["example"] != NO_EXAMPLE:
@@ -121,7 +127,7 @@ if trace is not None:
         implicated = result.documents[result.implicated]
         m1, m2, m3 = st.columns(3)
         m1.metric("P(poisoned)", f"{result.probability:.2f}", "poisoned" if result.poisoned else "clean",
-                  delta_color="off", delta_arrow="off")
+                  delta_color="off", delta_arrow="off", help=DETECTOR_HELP)
         m2.metric("Document attention entropy", f"{ctx.value:.3f}",
                   None if ctx.clean_low is None else f"clean range {ctx.clean_low:.2f}–{ctx.clean_high:.2f}",
                   delta_color="off", delta_arrow="off")
