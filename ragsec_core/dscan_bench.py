@@ -293,6 +293,7 @@ def analyse(raw: list[dict[str, Any]], args: argparse.Namespace, data: Path, sec
         "fold_bands": main["bands"],
         "single_feature_auc": {"all_layers": ev.single_feature_auc(rows, emb, y, layer_bands(n_layers)["all"]),
                                "selected_band": ev.single_feature_auc(rows, emb, y, layers)},
+        "shipped_detector": ev.shipped_detector(rows_all, emb_all, y, n_max),
         "per_layer_auc": ev.per_layer_auc(rows, y),
         "per_layer_localisation": ev.per_layer_localisation(rows, poison_idx, y),
         "attack_success_rate": float(success[y == 1].mean()),

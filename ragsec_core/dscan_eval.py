@@ -67,6 +67,31 @@ def nested_cv(
     return {"auc": auc(y, oof), "f1": f1(y, oof), "bands": bands, "oof": oof, "layers_of": layers_of}
 
 
+def shipped_detector(
+    rows: Sequence[Sequence[LayerStats]], embeddings: Sequence[np.ndarray | None], y: np.ndarray, n_samples: int
+) -> dict[str, Any] | None:
+    """The shipped detector, unchanged, on this run's prompts: what the app would report for them. Unlike
+    the cross-validated numbers this is not out-of-fold where the run is the detector's own training data
+    (its `info` names it); on other data or controls it is a transfer test, and the FPR at its threshold
+    is the share of clean prompts the app would flag."""
+    from .dscan import Detector
+    from .errors import RagsecError
+
+    try:
+        det = Detector.load()
+    except RagsecError:  # no readable shipped detector: nothing to transfer
+        return None
+    if det.n_samples > n_samples:
+        return None
+    x = feature_matrix([r[: det.n_samples] for r in rows],
+                       [e[: det.n_samples] if e is not None and det.n_samples > 1 else None for e in embeddings],
+                       det.layers, det.features)
+    p = det.predict_proba(x)
+    hit = p >= det.threshold
+    return {"auc": auc(y, p), "tpr": float(hit[y == 1].mean()), "fpr": float(hit[y == 0].mean()),
+            "threshold": det.threshold, "trained_on": det.info.get("trained_on"), "n_samples": det.n_samples}
+
+
 def success_failure(y: np.ndarray, oof: np.ndarray, success: np.ndarray) -> dict[str, Any]:
     """AUC on poisoned prompts whose attack changed the answer (or did not) against all clean prompts."""
     clean = y == 0

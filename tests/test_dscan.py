@@ -412,3 +412,28 @@ def test_zero_shot_score_is_a_probability_on_real_prompts(llm):
         ["Who wrote Hamlet. Hamlet was written by Christopher Marlowe in 1590, scholars now agree."])]
     assert all(0.0 < s < 1.0 for s in scores)
     assert scores[0] != scores[1]
+
+
+def test_shipped_detector_transfer_scores_its_own_feature_rows(monkeypatch):
+    """`shipped_detector` applies the shipped JSON unchanged: prompts whose features are the detector's
+    clean medians score below its threshold less often than rows pushed along its coefficients."""
+    from ragsec_core.dscan import Detector
+    from ragsec_core import dscan_eval
+
+    det = Detector.load()
+    calls = {}
+
+    def fake_matrix(rows, emb, layers, names):
+        calls["args"] = (len(rows[0]), layers, list(names))
+        base = np.array([det.clean_range[f][1] if f in det.clean_range else m for f, m in zip(det.features, det.mean)])
+        step = np.array(det.scale) * np.sign(det.coef)
+        return np.stack([base - 2 * step] * 3 + [base + 2 * step] * 3)
+
+    y = np.array([0, 0, 0, 1, 1, 1])
+    rows = [[object()] * 12 for _ in range(6)]
+    emb = [np.zeros((12, 4)) for _ in range(6)]
+    monkeypatch.setattr(dscan_eval, "feature_matrix", fake_matrix)
+    got = dscan_eval.shipped_detector(rows, emb, y, n_samples=12)
+    assert dscan_eval.shipped_detector(rows, emb, y, n_samples=det.n_samples - 1) is None  # too few samples
+    assert calls["args"] == (det.n_samples, det.layers, det.features)
+    assert got["auc"] == 1.0 and got["tpr"] == 1.0 and got["fpr"] == 0.0
