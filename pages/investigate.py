@@ -35,9 +35,9 @@ demo = get_corpus(corpus, None).queries if upload is None and corpus != "(upload
 NO_EXAMPLE = "(type your own)"
 
 DETECTOR_HELP = (
-    "Trained on black-box PoisonedRAG poisons, which begin with the question: a benign passage that restates "
-    "the question also raises it (AUC 0.89 on plain NQ pairs, 0.69 when the benign passages restate the "
-    "question too; see docs/dscan.md)."
+    "Trained on black-box PoisonedRAG poisons, which begin with the question. It separates them from benign "
+    "passages well (AUC 0.89 on NQ, 0.94 on HotpotQA), but it also flags about 2 in 3 benign prompts whose "
+    "passages restate the question: read a high value on FAQ-style text as weak evidence (docs/dscan.md)."
 )
 
 
