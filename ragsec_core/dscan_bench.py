@@ -250,16 +250,13 @@ def analyse(raw: list[dict[str, Any]], args: argparse.Namespace, data: Path, sec
     length_auc = ev.auc(y, tokens)
     n_max = args.n_samples
 
-    def subset(n: int) -> tuple[list[list[LayerStats]], list[np.ndarray | None]]:
-        return [r[:n] for r in rows_all], [e[:n] if n > 1 else None for e in emb_all]
-
     n_layers = rows_all[0][0].doc_mass.shape[1]
-    rows, emb = subset(n_max)
+    rows, emb = ev.first_samples(rows_all, emb_all, n_max)
     mats = band_matrices(rows, emb, n_layers)
     main = ev.nested_cv(mats, y, groups, n_layers)
     by_n = {}
     for n in sorted({n for n in N_GRID if n <= n_max} | {n_max}):
-        res = main if n == n_max else ev.nested_cv(band_matrices(*subset(n), n_layers), y, groups, n_layers)
+        res = main if n == n_max else ev.nested_cv(band_matrices(*ev.first_samples(rows_all, emb_all, n), n_layers), y, groups, n_layers)
         by_n[str(n)] = {"auc": res["auc"], "f1": res["f1"], "bands": res["bands"]}
     abl_sets = {
         "no_doc": [f for f in ALL_FEATURES if f not in GROUPS["doc"]],

@@ -67,6 +67,13 @@ def nested_cv(
     return {"auc": auc(y, oof), "f1": f1(y, oof), "bands": bands, "oof": oof, "layers_of": layers_of}
 
 
+def first_samples(
+    rows: Sequence[Sequence[LayerStats]], embeddings: Sequence[np.ndarray | None], n: int
+) -> tuple[list[Sequence[LayerStats]], list[np.ndarray | None]]:
+    """Every prompt's first `n` samples, as a run with N = n would see them (consistency needs n > 1)."""
+    return [r[:n] for r in rows], [e[:n] if n > 1 and e is not None else None for e in embeddings]
+
+
 def shipped_detector(
     rows: Sequence[Sequence[LayerStats]], embeddings: Sequence[np.ndarray | None], y: np.ndarray, n_samples: int
 ) -> dict[str, Any] | None:
@@ -83,9 +90,7 @@ def shipped_detector(
         return None
     if det.n_samples > n_samples:
         return None
-    x = feature_matrix([r[: det.n_samples] for r in rows],
-                       [e[: det.n_samples] if e is not None and det.n_samples > 1 else None for e in embeddings],
-                       det.layers, det.features)
+    x = feature_matrix(*first_samples(rows, embeddings, det.n_samples), det.layers, det.features)
     p = det.predict_proba(x)
     hit = p >= det.threshold
     return {"auc": auc(y, p), "tpr": float(hit[y == 1].mean()), "fpr": float(hit[y == 0].mean()),
