@@ -13,8 +13,8 @@ import time
 import numpy as np
 from rank_bm25 import BM25Okapi
 
-from ragsec_core.corpus import load_corpus
-from ragsec_core.retrieval import BM25, tokenize
+from ragsec_core.data.corpus import load_corpus
+from ragsec_core.retrieval.hybrid import BM25, tokenize
 
 
 def synthetic_corpus(n: int, seed: int = 0) -> list[list[str]]:

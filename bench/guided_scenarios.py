@@ -22,13 +22,13 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 def main() -> None:
     from tqdm import tqdm
 
-    from ragsec_core.corpus import load_corpus
-    from ragsec_core.embed import Embedder
-    from ragsec_core.guided import scenarios
-    from ragsec_core.llm import load_llm
+    from ragsec_core.data.corpus import load_corpus
+    from ragsec_core.retrieval.embed import Embedder
+    from ragsec_core.views.guided import scenarios
+    from ragsec_core.models.llm import load_llm
     from ragsec_core.rag import Pipeline, build_retriever
-    from ragsec_core.remediate import remediate
-    from ragsec_core.traceback import run_pass1
+    from ragsec_core.traceback.remediate import remediate
+    from ragsec_core.traceback.ragcharacter import run_pass1
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--k", type=int, default=5)
@@ -59,7 +59,7 @@ def main() -> None:
         rows.append(row)
         print(json.dumps(row), flush=True)
     if args.out:
-        from ragsec_core.atomic import write_text_atomic
+        from ragsec_core._util.atomic import write_text_atomic
 
         write_text_atomic(args.out, "".join(json.dumps(r) + "\n" for r in rows))
     adopted = [r for r in rows if r["adopted"]]

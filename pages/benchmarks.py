@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from pages.common import get_retriever, reported, show_error
-from ragsec_core.bench_results import (
+from ragsec_core.views.bench_results import (
     chameleon_detector_rocs,
     chameleon_lines,
     detect_kind,
@@ -23,9 +23,9 @@ from ragsec_core.bench_results import (
     small_chameleon_run,
     traceback_points,
 )
-from ragsec_core.chameleon_scenarios import builtin_scenarios
-from ragsec_core.errors import RagsecError
-from ragsec_core.figures import (
+from ragsec_core.chameleon.scenarios import builtin_scenarios
+from ragsec_core._util.errors import RagsecError
+from ragsec_core.views.figures import (
     auc_bars,
     chameleon_figure,
     line_by_x,
@@ -33,7 +33,7 @@ from ragsec_core.figures import (
     roc_figure,
     traceback_scatter,
 )
-from ragsec_core.highlight import escape_markdown
+from ragsec_core.views.highlight import escape_markdown
 
 BENCH_DIR = Path(os.environ.get("RAGSEC_BENCH_DIR", Path(__file__).resolve().parent.parent / "bench" / "out"))
 METRICS = ("co_retrieval", "stealth", "overall", "any_retrieval")

@@ -11,16 +11,16 @@ from contextlib import contextmanager
 
 import streamlit as st
 
-from ragsec_core.corpus import Corpus, load_corpus, sample_corpus_names, variant_names
-from ragsec_core.embed import Embedder
-from ragsec_core.errors import RagsecError
-from ragsec_core.guided import Scenario, scenarios
-from ragsec_core.llm import LLM, load_llm
-from ragsec_core.paths import default_trace_store
+from ragsec_core.data.corpus import Corpus, load_corpus, sample_corpus_names, variant_names
+from ragsec_core.retrieval.embed import Embedder
+from ragsec_core._util.errors import RagsecError
+from ragsec_core.views.guided import Scenario, scenarios
+from ragsec_core.models.llm import LLM, load_llm
+from ragsec_core._util.paths import default_trace_store
 from ragsec_core.rag import Pipeline, build_retriever
-from ragsec_core.retrieval import HybridRetriever
-from ragsec_core.text import escape_controls
-from ragsec_core.trace import TraceStore
+from ragsec_core.retrieval.hybrid import HybridRetriever
+from ragsec_core._util.text import escape_controls
+from ragsec_core.data.trace import TraceStore
 
 
 def _leave_pages_directory_mode() -> None:
@@ -101,7 +101,7 @@ def show_untrusted(label: str, text: str) -> None:
 
 @st.cache_resource(show_spinner=False)
 def get_detector():  # type: ignore[no-untyped-def]
-    from ragsec_core.dscan import Detector
+    from ragsec_core.dscan.detector import Detector
 
     return Detector.load()
 
@@ -113,7 +113,7 @@ def get_upload_pipeline(sha: str, name: str, _data: bytes) -> Pipeline:
     uploaded the same bytes exposes nothing either did not already have."""
     import tempfile
 
-    from ragsec_core.corpus import load_corpus_bytes
+    from ragsec_core.data.corpus import load_corpus_bytes
 
     folder = tempfile.mkdtemp(prefix="ragsec-upload-")
     corpus = load_corpus_bytes(name, _data, folder)
@@ -146,8 +146,8 @@ def pipeline_for(corpus: str, variant: str | None, upload: object | None) -> Pip
 
 
 def show_html(fragment: str) -> None:
-    """Render markup built by `ragsec_core.highlight` (escaped text + our own tags only)."""
-    from ragsec_core.highlight import CSS
+    """Render markup built by `ragsec_core.views.highlight` (escaped text + our own tags only)."""
+    from ragsec_core.views.highlight import CSS
 
     st.html(f"<style>{CSS}</style>{fragment}")
 
@@ -168,7 +168,7 @@ def reported(advice: str = "", on_failure: str = "Reload the page and try again"
 def show_error(exc: BaseException | str, hint: str = "") -> None:
     """One `st.error` for a failure: the message may quote attacker-controlled names (files, chunk ids), and
     `st.error` renders markdown, so it is escaped; `hint` says what to do next."""
-    from ragsec_core.highlight import escape_markdown
+    from ragsec_core.views.highlight import escape_markdown
 
     text = escape_markdown(str(exc))
     st.error(f"{text}. {hint}" if hint else text)

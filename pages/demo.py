@@ -13,10 +13,10 @@ from pages.common import (
     show_html,
     show_untrusted,
 )
-from ragsec_core.errors import RagsecError
-from ragsec_core.guided import STAGES, DemoState, advance, default_index
-from ragsec_core.highlight import Mark, highlight_html, legend_html, plain_label
-from ragsec_core.text import escape_controls
+from ragsec_core._util.errors import RagsecError
+from ragsec_core.views.guided import STAGES, DemoState, advance, default_index
+from ragsec_core.views.highlight import Mark, highlight_html, legend_html, plain_label
+from ragsec_core._util.text import escape_controls
 
 st.title("Guided demo")
 st.caption("A harmless false-fact attack on a sample corpus, told in six steps: clean answer → inject poison → "
@@ -73,7 +73,7 @@ if "poisoned" in r:
         "The model adopted the planted false fact." if t.signals.t_asr else "The model did not adopt the false fact this time."
     )
 if "dscan_poisoned" in r:
-    from ragsec_core.attention_view import (
+    from ragsec_core.views.attention import (
         doc_layer_weights,
         entropy_context,
         heatmap_figure,
@@ -90,7 +90,7 @@ if "dscan_poisoned" in r:
             doc_labels = [f"#{tr.hits[s.hit].rank}{' (poison)' if tr.hits[s.hit].poison_spans else ''}" for s in tr.spans]
             st.plotly_chart(heatmap_figure(doc_layer_weights(res), doc_labels, res.implicated), key=f"demo_heat_{title}")
 if "pass1" in r:
-    from ragsec_core.report import chunk_marks
+    from ragsec_core.views.report import chunk_marks
 
     p1, t = r["pass1"], r["poisoned"]
     st.subheader("5 · Traceback")

@@ -16,9 +16,9 @@ from pages.common import (
     show_untrusted,
     trace_store,
 )
-from ragsec_core.errors import RagsecError
-from ragsec_core.highlight import plain_label
-from ragsec_core.text import escape_controls
+from ragsec_core._util.errors import RagsecError
+from ragsec_core.views.highlight import plain_label
+from ragsec_core._util.text import escape_controls
 
 st.title("Investigate")
 st.caption("Run RAG with prompt-anchored tracing (Pass-0). Everything shown from the corpus or the model is untrusted text.")
@@ -64,7 +64,7 @@ if ask:
             st.session_state["trace"], st.session_state["pipeline"] = trace, pipeline
             st.session_state.pop("dscan_result", None)
             if attention and trace.spans:
-                from ragsec_core.dscan import analyse_trace
+                from ragsec_core.dscan.detector import analyse_trace
 
                 status.update(label="Attention analysis (D-SCAN) ...")
                 st.session_state["dscan_result"] = analyse_trace(
@@ -114,13 +114,13 @@ if trace is not None:
 
     result = st.session_state.get("dscan_result")
     if result is not None:
-        from ragsec_core.attention_view import (
+        from ragsec_core.views.attention import (
             doc_layer_weights,
             entropy_context,
             heatmap_figure,
             token_weights,
         )
-        from ragsec_core.highlight import shade_html
+        from ragsec_core.views.highlight import shade_html
 
         st.subheader("Attention over the retrieved documents (D-SCAN)")
         ctx = entropy_context(result, get_detector())

@@ -6,8 +6,8 @@ import pandas as pd
 import streamlit as st
 
 from pages.common import get_corpus, get_retriever, reported, sample_picker
-from ragsec_core.figures import roc_figure
-from ragsec_core.monitor_view import (
+from ragsec_core.views.figures import roc_figure
+from ragsec_core.views.monitor import (
     DETECTOR_LABELS,
     default_queries,
     monitor_corpus,

@@ -6,10 +6,10 @@ import pandas as pd
 import streamlit as st
 
 from pages.common import get_corpus, get_retriever, reported, sample_picker, show_error
-from ragsec_core.chameleon_scenarios import builtin_scenarios
-from ragsec_core.errors import RagsecError
-from ragsec_core.figures import bump_chart, pair_metrics_figure
-from ragsec_core.retrieval_lab import (
+from ragsec_core.chameleon.scenarios import builtin_scenarios
+from ragsec_core._util.errors import RagsecError
+from ragsec_core.views.figures import bump_chart, pair_metrics_figure
+from ragsec_core.views.retrieval_lab import (
     SessionPoisons,
     add_custom_poison,
     alpha_grid,
@@ -18,7 +18,7 @@ from ragsec_core.retrieval_lab import (
     pair_metrics,
     rank_paths,
 )
-from ragsec_core.text import escape_controls
+from ragsec_core._util.text import escape_controls
 
 st.title("Retrieval lab")
 st.caption("Hybrid score = alpha x dense + (1 - alpha) x BM25 (each min-max normalised per query). "

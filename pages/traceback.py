@@ -13,9 +13,9 @@ from pages.common import (
     show_untrusted,
     trace_store,
 )
-from ragsec_core.errors import RagsecError
-from ragsec_core.highlight import Mark, highlight_html, legend_html
-from ragsec_core.text import escape_controls
+from ragsec_core._util.errors import RagsecError
+from ragsec_core.views.highlight import Mark, highlight_html, legend_html
+from ragsec_core._util.text import escape_controls
 
 st.title("Traceback")
 st.caption("RAGCharacter Pass-1: mask candidate evidence, replay the model, and keep the characters whose removal "
@@ -47,7 +47,7 @@ elif source == "from the trace store":
 else:
     up = st.file_uploader("Pass-1 artifact (.json from `ragsec trace` or this page)", type=["json"], key="tb_upload")
     if up is not None and st.session_state.get("tb_upload_name") != (up.name, up.size):
-        from ragsec_core.artifact import artifact_from_dict
+        from ragsec_core.traceback.artifact import artifact_from_dict
 
         try:
             import json
@@ -72,9 +72,9 @@ objective = c2.selectbox("Influence objective", ["event", "oracle"], key="tb_obj
 mask_mode = c3.selectbox("Masking", ["delete", "placeholder"], key="tb_mask")
 
 if st.button("Run Pass-1", type="primary", key="tb_run"):
-    from ragsec_core.artifact import Artifact, save_artifact
-    from ragsec_core.paths import data_dir
-    from ragsec_core.traceback import run_pass1
+    from ragsec_core.traceback.artifact import Artifact, save_artifact
+    from ragsec_core._util.paths import data_dir
+    from ragsec_core.traceback.ragcharacter import run_pass1
 
     try:
         with st.status("Tracing back ...", expanded=False) as status:
@@ -95,8 +95,8 @@ art = st.session_state.get("tb_artifact")
 if art is None or art.trace.trace_id != trace.trace_id:
     st.stop()
 
-from ragsec_core.artifact import cost_summary, prompt_window, steps
-from ragsec_core.report import chunk_marks, report_html, step_marks
+from ragsec_core.traceback.artifact import cost_summary, prompt_window, steps
+from ragsec_core.views.report import chunk_marks, report_html, step_marks
 
 res = art.pass1
 if not res.triggered:
@@ -162,7 +162,7 @@ e2.download_button("Report (HTML)", report_html(art), file_name=f"{trace.trace_i
 st.subheader("Remediate")
 st.caption("Delete the attributed characters from their source documents, re-index, and ask again.")
 if st.button("Remove traced span and re-ask", key="tb_remediate", disabled=not res.attribution):
-    from ragsec_core.remediate import remediate, sample_origin
+    from ragsec_core.traceback.remediate import remediate, sample_origin
 
     pipeline = st.session_state.get("tb_pipeline")
     try:

@@ -8,22 +8,24 @@ from pathlib import Path
 
 import pytest
 
+from ragsec_core._util.paths import shared_data_dir
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED_DATA = REPO.parent / "shared" / "data"
+SHARED_DATA = shared_data_dir()
 
 
 @pytest.fixture(scope="session")
 def llm():
-    from ragsec_core.llm import load_llm
+    from ragsec_core.models.llm import load_llm
 
     return load_llm()
 
 
 @pytest.fixture(scope="session")
 def embedder():
-    from ragsec_core.embed import Embedder
+    from ragsec_core.retrieval.embed import Embedder
 
     return Embedder()
 
@@ -31,7 +33,7 @@ def embedder():
 @pytest.fixture(scope="session")
 def pipeline(llm, embedder) -> Callable[..., object]:
     """`pipeline(name, variant=None)` -> a cached Pipeline over a sample corpus."""
-    from ragsec_core.corpus import load_corpus
+    from ragsec_core.data.corpus import load_corpus
     from ragsec_core.rag import Pipeline, build_retriever
 
     cache: dict[tuple[str, str | None], Pipeline] = {}
@@ -55,7 +57,7 @@ def shared_data(*parts: str) -> Path:
 @pytest.fixture
 def make_trace():
     """A structurally complete trace built by hand, for store and predicate tests that need no model."""
-    from ragsec_core.trace import Labels, PromptSpan, Trace, TraceHit, compute_signals, new_trace_id, now_iso
+    from ragsec_core.data.trace import Labels, PromptSpan, Trace, TraceHit, compute_signals, new_trace_id, now_iso
 
     def make(answer: str = "Sydney", labels: Labels | None = None) -> Trace:
         text = "Australia's capital is Sydney."

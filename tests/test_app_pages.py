@@ -1,5 +1,5 @@
 """Retrieval lab, Corpus monitor and Benchmarks pages through AppTest (same process, real MiniLM/FAISS/BM25),
-plus unit tests of their view models (ragsec_core.retrieval_lab, monitor_view, bench_results) and figures."""
+plus unit tests of their view models (ragsec_core.views.retrieval_lab, monitor_view, bench_results) and figures."""
 
 from __future__ import annotations
 
@@ -211,7 +211,7 @@ def test_entry_point_lists_and_opens_the_three_pages(monkeypatch, tmp_path):
 
 @pytest.fixture(scope="module")
 def secops_canary(embedder):
-    from ragsec_core.corpus import load_corpus
+    from ragsec_core.data.corpus import load_corpus
     from ragsec_core.rag import build_retriever
 
     corpus = load_corpus("secops", "canary")
@@ -219,7 +219,7 @@ def secops_canary(embedder):
 
 
 def test_rank_paths_match_search_at_every_alpha(secops_canary):
-    from ragsec_core.retrieval_lab import alpha_grid, rank_paths
+    from ragsec_core.views.retrieval_lab import alpha_grid, rank_paths
 
     _, r = secops_canary
     alphas = alpha_grid(5)
@@ -232,8 +232,8 @@ def test_rank_paths_match_search_at_every_alpha(secops_canary):
 
 
 def test_session_poisons_extend_a_copy_and_never_the_base(secops_canary):
-    from ragsec_core.errors import RagsecError
-    from ragsec_core.retrieval_lab import SessionPoisons, add_custom_poison, is_poison
+    from ragsec_core._util.errors import RagsecError
+    from ragsec_core.views.retrieval_lab import SessionPoisons, add_custom_poison, is_poison
 
     _, r = secops_canary
     n, bm25 = len(r.chunks), r.bm25.matrix.shape
@@ -251,8 +251,8 @@ def test_session_poisons_extend_a_copy_and_never_the_base(secops_canary):
 
 
 def test_pair_metrics_from_injected_texts(secops_canary):
-    from ragsec_core.chameleon_scenarios import builtin_scenarios
-    from ragsec_core.retrieval_lab import SessionPoisons, pair_chunks, pair_metrics
+    from ragsec_core.chameleon.scenarios import builtin_scenarios
+    from ragsec_core.views.retrieval_lab import SessionPoisons, pair_chunks, pair_metrics
 
     _, r = secops_canary
     sc = builtin_scenarios()[0]
@@ -268,7 +268,7 @@ def test_pair_metrics_from_injected_texts(secops_canary):
 
 
 def test_monitor_view_labels_and_rows(secops_canary):
-    from ragsec_core.monitor_view import monitor_corpus, poisoned_doc_ids, qpd_threshold
+    from ragsec_core.views.monitor import monitor_corpus, poisoned_doc_ids, qpd_threshold
 
     corpus, r = secops_canary
     assert poisoned_doc_ids(corpus) == {"sec-p-s13", "sec-p-s14"}
@@ -281,7 +281,7 @@ def test_monitor_view_labels_and_rows(secops_canary):
 
 
 def test_results_detection_and_clear_errors():
-    from ragsec_core.bench_results import (
+    from ragsec_core.views.bench_results import (
         chameleon_detector_rocs,
         chameleon_lines,
         detect_kind,
@@ -291,8 +291,8 @@ def test_results_detection_and_clear_errors():
         points_table,
         traceback_points,
     )
-    from ragsec_core.errors import RagsecError
-    from ragsec_core.highlight import escape_markdown
+    from ragsec_core._util.errors import RagsecError
+    from ragsec_core.views.highlight import escape_markdown
 
     assert detect_kind(TRACEBACK) == "traceback" and detect_kind(DSCAN) == "dscan"
     assert detect_kind(_chameleon_results()) == "chameleon"
@@ -320,14 +320,14 @@ def test_results_detection_and_clear_errors():
 
 
 def test_figures_escape_untrusted_text_and_mark_poison():
-    from ragsec_core.figures import (
+    from ragsec_core.views.figures import (
         bump_chart,
         outcome_bars,
         roc_figure,
         safe_label,
         traceback_scatter,
     )
-    from ragsec_core.retrieval_lab import RankPaths
+    from ragsec_core.views.retrieval_lab import RankPaths
 
     assert safe_label("<script>&\u202e") == "&lt;script&gt;&amp;\\u202e"
     assert safe_label("x" * 50, 10).endswith("…") and len(safe_label("x" * 50, 10)) == 10

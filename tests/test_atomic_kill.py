@@ -16,8 +16,8 @@ import time
 
 import pytest
 
-from ragsec_core.errors import RagsecError
-from ragsec_core.trace import Trace, TraceStore
+from ragsec_core._util.errors import RagsecError
+from ragsec_core.data.trace import Trace, TraceStore
 
 from .conftest import REPO
 
@@ -28,8 +28,8 @@ KILLS = 50
 # so the kill lands inside the write loop, not during interpreter start-up.
 WRITER = r"""
 import hashlib, json, os, sys
-from ragsec_core.atomic import write_text_atomic
-from ragsec_core.trace import Labels, PromptSpan, Signals, Trace, TraceHit, TraceStore, new_trace_id, now_iso
+from ragsec_core._util.atomic import write_text_atomic
+from ragsec_core.data.trace import Labels, PromptSpan, Signals, Trace, TraceHit, TraceStore, new_trace_id, now_iso
 store, artifact = TraceStore(sys.argv[1]), sys.argv[2]
 print("go", flush=True)
 n = 0
@@ -122,9 +122,9 @@ def test_stores_of_other_versions_or_hand_edits_fail_clearly(tmp_path, make_trac
         assert "Re-run" in str(err.value) or "malformed" in str(err.value)
     assert store.get(good.trace_id).answer == "fine"
     assert len(list(store.records())) == 7 and store.skipped == 3
-    r = subprocess.run([sys.executable, "-m", "ragsec_core.cli", "traces", "list", "--store", str(store.path)],
+    r = subprocess.run([sys.executable, "-m", "ragsec_core.cli.main", "traces", "list", "--store", str(store.path)],
                        capture_output=True, text=True, cwd=REPO, timeout=120)
     assert r.returncode == 0 and good.trace_id in r.stdout and "skipped 3 unreadable" in r.stderr
-    r = subprocess.run([sys.executable, "-m", "ragsec_core.cli", "traces", "show", "from-the-future", "--store",
+    r = subprocess.run([sys.executable, "-m", "ragsec_core.cli.main", "traces", "show", "from-the-future", "--store",
                         str(store.path)], capture_output=True, text=True, cwd=REPO, timeout=120)
     assert r.returncode == 2 and "schema version 2" in r.stderr and r.stderr.count("\n") == 1

@@ -5,17 +5,17 @@ import math
 import numpy as np
 import pytest
 
-from ragsec_core.chameleon import (
+from ragsec_core.chameleon.attack import (
     Encoder, TriggerObjective, detokenize, inject_keywords, is_word, keyword_overlap, optimise_blackbox,
     optimise_gradient, perplexity, query_keywords, words,
 )
-from ragsec_core.chameleon_eval import (
+from ragsec_core.chameleon.evaluate import (
     aggregate, chi_square, end_to_end, evaluate_retrieval, inject, wilson,
 )
-from ragsec_core.chameleon_scenarios import builtin_scenarios, load_scenarios
-from ragsec_core.corpus import Chunk
-from ragsec_core.errors import RagsecError
-from ragsec_core.retrieval import BM25, HybridRetriever, minmax, tokenize
+from ragsec_core.chameleon.scenarios import builtin_scenarios, load_scenarios
+from ragsec_core.data.corpus import Chunk
+from ragsec_core._util.errors import RagsecError
+from ragsec_core.retrieval.hybrid import BM25, HybridRetriever, minmax, tokenize
 
 SC = builtin_scenarios()[0]  # vpn_break_glass
 
@@ -192,7 +192,7 @@ def test_end_to_end_trigger_delivers_the_canary_and_sleeper_alone_does_not(pipel
     (["bench", "monitor", "--alpha", "2"], "alpha must be within"),
 ])
 def test_bench_bad_input_exits_2_before_loading_models(argv, message, capsys):
-    from ragsec_core.cli import main
+    from ragsec_core.cli.main import main
 
     assert main(argv) == 2
     assert message in capsys.readouterr().err
@@ -201,7 +201,7 @@ def test_bench_bad_input_exits_2_before_loading_models(argv, message, capsys):
 # ---------------------------------------------------------------- fast path: same results, constraints kept
 
 def test_fluency_prefix_cache_equals_full_perplexity(llm):
-    from ragsec_core.chameleon_fluency import Fluency
+    from ragsec_core.chameleon.fluency import Fluency
 
     ws = words(SC.trigger_text)
     f = Fluency(llm)
@@ -244,8 +244,8 @@ def test_optimiser_is_deterministic_for_a_seed(encoder, secops):
 
 @pytest.mark.parametrize("name", ["secops", "general"])
 def test_shipped_scenario_files_load_and_are_the_default(name):
-    from ragsec_core.chameleon_scenarios import default_scenario_file
-    from ragsec_core.corpus import SAMPLE_DIR
+    from ragsec_core.chameleon.scenarios import default_scenario_file
+    from ragsec_core.data.corpus import SAMPLE_DIR
 
     path = default_scenario_file([name])
     assert path == SAMPLE_DIR / name / "chameleon_scenarios.json"
@@ -266,7 +266,7 @@ def test_shipped_scenario_files_load_and_are_the_default(name):
     ('[{"name": "x"}]', "lacks"),
 ])
 def test_bad_scenario_file_is_one_clear_error_exit_2(tmp_path, capsys, content, message):
-    from ragsec_core.cli import main
+    from ragsec_core.cli.main import main
 
     bad = tmp_path / "scenarios.json"
     bad.write_text(content)

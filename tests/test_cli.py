@@ -6,15 +6,15 @@ import sys
 
 import pytest
 
-from ragsec_core.trace import validate
+from ragsec_core.data.trace import validate
 
 from .conftest import REPO
 
 
 def ragsec(*args, store):
     return subprocess.run(
-        [sys.executable, "-m", "ragsec_core.cli", *args, "--store", str(store)] if args[0] != "corpora"
-        else [sys.executable, "-m", "ragsec_core.cli", *args],
+        [sys.executable, "-m", "ragsec_core.cli.main", *args, "--store", str(store)] if args[0] != "corpora"
+        else [sys.executable, "-m", "ragsec_core.cli.main", *args],
         capture_output=True, text=True, cwd=REPO, timeout=600,
     )
 

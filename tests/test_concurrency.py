@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from ragsec_core.llm import GenerationSettings
+from ragsec_core.models.llm import GenerationSettings
 from ragsec_core.rag import render_prompt
 
 from .conftest import REPO
@@ -119,9 +119,9 @@ def test_investigate_upload_and_traces_stay_in_their_session(tmp_path, monkeypat
 # ---------------------------------------------------------------- cancellation of long runs
 
 def test_cancelled_index_build_stops_and_persists_nothing(tmp_path, embedder):
-    from ragsec_core.cancel import Cancelled, CancelToken
-    from ragsec_core.corpus import chunk_corpus, load_corpus
-    from ragsec_core.retrieval import HybridRetriever
+    from ragsec_core._util.cancel import Cancelled, CancelToken
+    from ragsec_core.data.corpus import chunk_corpus, load_corpus
+    from ragsec_core.retrieval.hybrid import HybridRetriever
 
     chunks = chunk_corpus(load_corpus("general"))
     token, calls = CancelToken(), []
@@ -146,7 +146,7 @@ def test_cli_ctrl_c_exits_130_without_a_traceback_or_a_partial_trace(tmp_path):
     # An empty model/index cache makes the run slow for certain (the GGUF is dequantised, ~20 s), so the
     # signal lands mid-run even on a fast machine where a warm `ask` would finish within the second.
     env = {**os.environ, "RAGSEC_CACHE_DIR": str(tmp_path / "cold-cache")}
-    proc = subprocess.Popen([sys.executable, "-m", "ragsec_core.cli", "ask", BASTION, "--corpus", "secops", "--store", str(store)],
+    proc = subprocess.Popen([sys.executable, "-m", "ragsec_core.cli.main", "ask", BASTION, "--corpus", "secops", "--store", str(store)],
                             cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             # a CI runner started in the background ignores SIGINT, and children inherit that;
                             # the user at a terminal does not, so the child starts with the default disposition

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from ragsec_core.artifact import (
+from ragsec_core.traceback.artifact import (
     Artifact,
     artifact_from_dict,
     cost_summary,
@@ -16,8 +16,8 @@ from ragsec_core.artifact import (
     save_artifact,
     steps,
 )
-from ragsec_core.highlight import Mark, highlight_html, plain_label, shade_html
-from ragsec_core.trace import overlaps
+from ragsec_core.views.highlight import Mark, highlight_html, plain_label, shade_html
+from ragsec_core.data.trace import overlaps
 
 BASTION = "What is the hostname of the bastion host?"
 HOSTILE = '<script>window.__pwned=1</script><img src=x onerror=alert(1)>\u202e\u200b[x](http://evil.example)'
@@ -43,7 +43,7 @@ def test_highlight_rejects_unknown_kinds():
 @pytest.fixture(scope="module")
 def case(pipeline, llm):
     """The secops embedded attack on the bastion hostname: trace + Pass-1 result."""
-    from ragsec_core.traceback import run_pass1
+    from ragsec_core.traceback.ragcharacter import run_pass1
 
     p = pipeline("secops", "embedded")
     trace = p.ask(BASTION)
@@ -80,7 +80,7 @@ def test_artifacts_written_before_span_lists_still_load(case):
 
 
 def test_artifact_loader_rejects_other_json(tmp_path):
-    from ragsec_core.errors import RagsecError
+    from ragsec_core._util.errors import RagsecError
 
     bad = tmp_path / "x.json"
     bad.write_text(json.dumps({"hello": 1}))
@@ -89,7 +89,7 @@ def test_artifact_loader_rejects_other_json(tmp_path):
 
 
 def test_report_is_self_contained_and_escaped(case, tmp_path):
-    from ragsec_core.cli import main
+    from ragsec_core.cli.main import main
 
     _, trace, res = case
     d = Artifact(trace, res).to_dict()
@@ -106,7 +106,7 @@ def test_report_is_self_contained_and_escaped(case, tmp_path):
 
 
 def test_remediation_removes_exactly_the_traced_characters(case):
-    from ragsec_core.remediate import remediate
+    from ragsec_core.traceback.remediate import remediate
 
     p, trace, res = case
     assert res.attribution
@@ -129,12 +129,12 @@ def test_remediation_removes_exactly_the_traced_characters(case):
 
 
 def test_attention_views(case, llm):
-    from ragsec_core.attention_view import (
+    from ragsec_core.views.attention import (
         doc_layer_weights,
         heatmap_figure,
         token_weights,
     )
-    from ragsec_core.dscan import analyse_trace
+    from ragsec_core.dscan.detector import analyse_trace
 
     _, trace, _ = case
     res = analyse_trace(trace, llm, n_samples=1, keep_rows=True)
@@ -152,7 +152,7 @@ def test_attention_views(case, llm):
 
 
 def test_shipped_detector_carries_the_clean_generation_range():
-    from ragsec_core.dscan import Detector
+    from ragsec_core.dscan.detector import Detector
 
     det = Detector.load()
     assert set(det.clean_range) == set(det.features)

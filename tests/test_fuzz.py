@@ -18,13 +18,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ragsec_core import spans as S
-from ragsec_core.corpus import Document, chunk_document, load_corpus
-from ragsec_core.errors import RagsecError
-from ragsec_core.inputs import check_params, check_query, check_upload
+from ragsec_core.data import spans as S
+from ragsec_core.data.corpus import Document, chunk_document, load_corpus
+from ragsec_core._util.errors import RagsecError
+from ragsec_core._util.inputs import check_params, check_query, check_upload
 from ragsec_core.rag import render_prompt
-from ragsec_core.text import escape_controls, html_visible, is_hidden
-from ragsec_core.trace import TraceStore
+from ragsec_core._util.text import escape_controls, html_visible, is_hidden
+from ragsec_core.data.trace import TraceStore
 
 pytestmark = pytest.mark.slow
 CASES: Counter[str] = Counter()

@@ -11,12 +11,12 @@ import unicodedata
 
 import pytest
 
-from ragsec_core.corpus import chunk_corpus, load_corpus, load_corpus_bytes
-from ragsec_core.errors import RagsecError
-from ragsec_core.inputs import MAX_DOCUMENTS, MAX_UPLOAD_BYTES, check_upload
+from ragsec_core.data.corpus import chunk_corpus, load_corpus, load_corpus_bytes
+from ragsec_core._util.errors import RagsecError
+from ragsec_core._util.inputs import MAX_DOCUMENTS, MAX_UPLOAD_BYTES, check_upload
 from ragsec_core.rag import render_prompt
-from ragsec_core.text import escape_controls, html_visible, is_hidden
-from ragsec_core.trace import TraceStore, validate
+from ragsec_core._util.text import escape_controls, html_visible, is_hidden
+from ragsec_core.data.trace import TraceStore, validate
 
 from .conftest import REPO
 from .hostile_docs import (
@@ -155,7 +155,7 @@ def test_chat_template_tokens_in_untrusted_text_stay_plain_text(llm):
 # ---------------------------------------------------------------- CLI
 
 def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "ragsec_core.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "ragsec_core.cli.main", *args], capture_output=True, text=True,
                           cwd=REPO, timeout=600, env={**os.environ, **(env or {})})
 
 

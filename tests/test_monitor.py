@@ -5,11 +5,11 @@ import json
 import numpy as np
 import pytest
 
-from ragsec_core.chameleon_bench import default_query_sets
-from ragsec_core.chameleon_eval import SLEEPER_ID, TRIGGER_ID, inject
-from ragsec_core.chameleon_scenarios import builtin_scenarios
-from ragsec_core.errors import RagsecError
-from ragsec_core.monitor import (
+from ragsec_core.bench.chameleon import default_query_sets
+from ragsec_core.chameleon.evaluate import SLEEPER_ID, TRIGGER_ID, inject
+from ragsec_core.chameleon.scenarios import builtin_scenarios
+from ragsec_core._util.errors import RagsecError
+from ragsec_core.monitor.detectors import (
     best_f1,
     coretrieval_clusters,
     evaluate,

@@ -3,9 +3,9 @@ same Pass-1 result as the naive path (plain `generate` + a full scoring forward 
 
 import pytest
 
-from ragsec_core.replay import NaiveReplayEngine, ReplayEngine
-from ragsec_core.spans import apply_masks
-from ragsec_core.traceback import run_pass1
+from ragsec_core.models.replay import NaiveReplayEngine, ReplayEngine
+from ragsec_core.data.spans import apply_masks
+from ragsec_core.traceback.ragcharacter import run_pass1
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +51,7 @@ def test_later_variants_reuse_the_longest_cached_prefix(llm, bastion):
 
 
 def test_draft_lookup_takes_the_tokens_after_the_longest_recent_ngram():
-    from ragsec_core.replay import _draft
+    from ragsec_core.models.replay import _draft
 
     prompt = [5, 6, 7, 8, 9, 1, 2, 7, 8, 3, 4]
     assert _draft([prompt], [1, 7, 8], 3) == [3, 4]  # the latest "7 8" wins over the earlier one
@@ -63,7 +63,7 @@ def test_draft_lookup_takes_the_tokens_after_the_longest_recent_ngram():
 def test_drafted_decoding_equals_plain_greedy_and_saves_forwards(llm, bastion, monkeypatch):
     """A reference that diverges at once makes the whole answer decoded after the divergence; verifying
     prompt-lookup drafts must give exactly `generate`'s greedy answer in fewer model calls."""
-    from ragsec_core import replay
+    from ragsec_core.models import replay
 
     calls = []
     hook = llm.model.register_forward_hook(lambda *a: calls.append(1))

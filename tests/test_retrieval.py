@@ -2,9 +2,9 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
-from ragsec_core.corpus import chunk_corpus, load_corpus
-from ragsec_core.errors import RagsecError
-from ragsec_core.retrieval import BM25, HybridRetriever, tokenize
+from ragsec_core.data.corpus import chunk_corpus, load_corpus
+from ragsec_core._util.errors import RagsecError
+from ragsec_core.retrieval.hybrid import BM25, HybridRetriever, tokenize
 
 QUERIES = ["What port does SSH use by default?", "How long are firewall logs retained?", "phishing triage steps"]
 

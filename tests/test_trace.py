@@ -2,8 +2,8 @@ import json
 
 import pytest
 
-from ragsec_core.errors import RagsecError
-from ragsec_core.trace import (
+from ragsec_core._util.errors import RagsecError
+from ragsec_core.data.trace import (
     Labels,
     TraceStore,
     compute_signals,

@@ -1,0 +1,65 @@
+"""Reading user-supplied files that may be hostile: size-capped, UTF-8 or a clear error, never a crash.
+
+Corpus files, attack data and scenario files all come from outside, so every reader funnels through
+here and turns each failure (too big, binary, wrong encoding, invalid or too deeply nested JSON,
+unusable path) into one `RagsecError` a person can act on.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from ragsec_core._util.errors import RagsecError
+from ragsec_core._util.inputs import MAX_CORPUS_BYTES
+
+
+def read_text(path: Path) -> str:
+    """UTF-8 (BOM tolerated) or a clear error; NUL bytes mean a binary file, not a corpus."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_CORPUS_BYTES:
+            raise RagsecError(f"'{path}' is {size / 2**20:.1f} MiB; corpus files may be at most {MAX_CORPUS_BYTES // 2**20} MiB")
+        data = path.read_bytes()
+    except OSError as exc:
+        raise RagsecError(f"cannot read '{path}': {exc.strerror or exc}") from None
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff") and b"\x00" in data:
+        raise RagsecError(f"'{path}' is UTF-16: re-encode it as UTF-8")
+    if b"\x00" in data:
+        raise RagsecError(f"'{path}' looks like a binary file (NUL bytes), not a text corpus")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise RagsecError(f"'{path}' is not valid UTF-8 (byte {exc.start}): re-encode it as UTF-8") from None
+
+
+def read_json(path: str | Path, what: str = "file") -> Any:
+    """A user-supplied JSON file, or one clear `RagsecError` (missing, not UTF-8, binary, invalid JSON)."""
+    p = Path(path).expanduser()
+    if not exists(p, kind="file"):
+        raise RagsecError(f"{what} not found: '{p}'")
+    try:
+        return json.loads(read_text(p))
+    except json.JSONDecodeError as exc:
+        raise RagsecError(f"'{p}': invalid JSON ({exc.msg} at line {exc.lineno})") from None
+    except RecursionError:
+        raise RagsecError(f"'{p}': JSON nested too deeply") from None
+
+
+def exists(p: Path, kind: str = "any") -> bool:
+    """`Path.exists` / `is_dir` / `is_file` (kind any/dir/file) treating unusable names (too long,
+    NUL byte) as absent instead of raising."""
+    try:
+        return p.is_dir() if kind == "dir" else p.is_file() if kind == "file" else p.exists()
+    except (OSError, ValueError):
+        return False
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def scrub(text: str) -> str:
+    """`text` with each lone surrogate replaced by U+FFFD (one character for one: offsets unchanged)."""
+    return _SURROGATE.sub("\ufffd", text)

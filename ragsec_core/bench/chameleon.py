@@ -1,0 +1,348 @@
+"""`ragsec bench chameleon` (Semantic Chameleon sweep) and `ragsec bench monitor` (corpus monitor).
+
+The sweep: n seeded trials (trial i attacks scenario i mod S with seed base + i div S), each builds a
+sleeper/trigger pair against MiniLM, injects it into the corpus and measures co-retrieval, any-retrieval,
+stealth and overall success for alpha in {1.0, 0.7, 0.5, 0.3} and k in {5, 10}; then the joint sparse +
+dense attack, the keyword-injection sweep, the detectors on the corpus with every trial's pair planted,
+and the end-to-end run with the local LLM. Everything goes to one JSON (written atomically after every
+stage, so an interrupted run keeps what it finished). Heavy imports happen inside the command functions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from ragsec_core.cli.monitor import _qpd_threshold, default_query_sets, register_monitor
+from ragsec_core._util.paths import shared_data_dir
+from ragsec_core._util.errors import RagsecError
+
+__all__ = ["default_query_sets", "register", "register_monitor"]  # re-exported for cli.py and monitor_view
+
+SHARED_REFERENCE = shared_data_dir() / "semantic_chameleon"
+JOINT_ALPHAS = (0.7, 0.5, 0.3)
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser("chameleon", help="Semantic Chameleon: sleeper/trigger attack vs hybrid retrieval")
+    p.add_argument("--corpus", action="append", default=None,
+                   help="corpus (sample name, folder, .jsonl, .csv, attack .json; repeat to merge); known poisons "
+                        "are dropped (default: the sample security corpus 'secops')")
+    p.add_argument("--scenarios", default=None,
+                   help="scenario JSON list (default: the corpus's shipped chameleon_scenarios.json, e.g. "
+                        "sample_corpora/secops/; the built-in security scenarios for other corpora)")
+    p.add_argument("--trials", type=int, default=5, help="attack trials, cycling over scenarios (paper: 25-50)")
+    p.add_argument("--method", choices=["gradient", "blackbox"], default="gradient", help="optimiser of the main attack")
+    p.add_argument("--iterations", type=int, default=100)
+    p.add_argument("--candidates", type=int, default=5)
+    p.add_argument("--max-modified", type=float, default=0.15, help="fraction of word tokens that may change")
+    p.add_argument("--ppl-cap", type=float, default=100.0, help="perplexity cap under the local LM")
+    p.add_argument("--no-fluency", action="store_true", help="skip the perplexity filter (no LLM in the loop)")
+    p.add_argument("--sleeper-form", choices=["bridge", "literal"], default="bridge", help="eq. 1 reading (see docs)")
+    p.add_argument("--joint-trials", type=int, default=None, help="trials of the joint attack (default: --trials; 0 skips)")
+    p.add_argument("--keyword-trials", type=int, default=None, help="trials reused by the keyword sweep (default: all; 0 skips)")
+    p.add_argument("--no-e2e", action="store_true", help="skip the end-to-end LLM evaluation")
+    p.add_argument("--e2e-scenarios", type=int, default=None, help="scenarios run end-to-end (default: all)")
+    p.add_argument("--e2e-tokens", type=int, default=32, help="new tokens per end-to-end answer")
+    p.add_argument("--no-detectors", action="store_true", help="skip the corpus monitor evaluation")
+    p.add_argument("--stealth-threshold", type=float, default=0.30)
+    p.add_argument("--qpd-threshold", type=float, default=None, help="default 0.20 (secops) / 0.15 (others)")
+    p.add_argument("--queries-per-day", type=int, default=10_000, help="query volume for alerts/day")
+    p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--max-minutes", type=float, default=None, help="stop starting new trials after this long")
+    p.add_argument("--out", default="chameleon_results.json")
+    p.set_defaults(func=cmd_chameleon)
+    register_monitor(subparsers)
+
+
+# ---------------------------------------------------------------- helpers
+
+def _check_common(args: argparse.Namespace) -> None:
+    from ragsec_core._util.inputs import check_params
+
+    for name in ("trials", "iterations", "candidates", "e2e_tokens"):
+        if getattr(args, name) < 1:
+            raise RagsecError(f"--{name} must be >= 1 (got {getattr(args, name)})")
+    if not 0 < args.max_modified <= 1:
+        raise RagsecError(f"--max-modified must be in (0, 1] (got {args.max_modified})")
+    if args.ppl_cap <= 1:
+        raise RagsecError(f"--ppl-cap must be > 1 (got {args.ppl_cap})")
+    if not 0 < args.stealth_threshold <= 1:
+        raise RagsecError(f"--stealth-threshold must be in (0, 1] (got {args.stealth_threshold})")
+    for name in ("joint_trials", "keyword_trials"):
+        v = getattr(args, name)
+        if v is not None and v < 0:
+            raise RagsecError(f"--{name.replace('_', '-')} must be >= 0 (got {v})")
+    check_params(5, 0.5)
+
+
+def load_clean_corpus(paths: list[str] | None):  # type: ignore[no-untyped-def]
+    """Merge corpora and drop known poisons (documents with gold spans), keeping demo queries."""
+    from ragsec_core.data.corpus import Corpus, load_corpus
+
+    corpora = [load_corpus(p) for p in (paths or ["secops"])]
+    docs = [d for c in corpora for d in c.documents if not d.poison_spans and d.poison_target is None]
+    if not docs:
+        raise RagsecError("the corpus has no clean documents to attack")
+    name = "+".join(c.name for c in corpora)
+    queries = [q for c in corpora for q in c.queries if q.variant != "adv"]
+    return Corpus(name, docs, queries, source=";".join(c.source for c in corpora))
+
+
+def reference_figures() -> dict:
+    """The paper's released aggregates (exp1 FEVER, exp3 joint), when ../shared/data is present."""
+    out: dict = {"source": str(SHARED_REFERENCE), "present": SHARED_REFERENCE.is_dir()}
+    for key, fname in (("fever_exp1", "exp1_fever_large_scale_results.json"),
+                       ("joint_exp3", "exp3_joint_hybrid_attack_results.json")):
+        f = SHARED_REFERENCE / fname
+        if f.is_file():
+            d = json.loads(f.read_text())
+            out[key] = {"config": d.get("config"), "aggregate": d.get("aggregate")}
+    out["paper_table6_security_se_n50_k5"] = {
+        "alpha=1.0": {"co_retrieval": "19/50", "stealth": "24/50", "overall": "3/50"},
+        "alpha=0.7": {"co_retrieval": "0/50", "stealth": "50/50", "overall": "0/50"},
+        "alpha=0.5": {"co_retrieval": "0/50", "stealth": "50/50", "overall": "0/50"},
+        "alpha=0.3": {"co_retrieval": "0/50", "stealth": "50/50", "overall": "0/50"},
+        "chi2_vector_vs_hybrid": 21.05, "cohen_h": 1.33,
+    }
+    return out
+
+
+def _tfidf_top(retriever, query: str, n: int = 8) -> list[str]:  # type: ignore[no-untyped-def]
+    """Top tf-idf terms of the target query's BM25 top-5 chunks."""
+    import math
+    from collections import Counter
+
+    from ragsec_core.retrieval.hybrid import tokenize
+
+    texts = [c.text for c in retriever.chunks]
+    df: Counter[str] = Counter(t for x in texts for t in set(tokenize(x)))
+    hits = retriever.search(query, k=5, alpha=0.0)
+    tf: Counter[str] = Counter(t for h in hits for t in tokenize(h.chunk.text) if t.isalpha())
+    score = {t: c * math.log(len(texts) / df[t]) for t, c in tf.items() if df[t]}
+    return [t for t, _ in sorted(score.items(), key=lambda x: -x[1])[:n]]
+
+
+def run_detectors(retriever, planted: list[tuple[str, str]], sens: list[str], ben: list[str],  # type: ignore[no-untyped-def]
+                  qpd_thr: float, queries_per_day: int) -> dict:
+    """Every detector on the corpus with the given (sleeper, trigger) pairs planted, at alpha 1.0 and 0.5.
+
+    One pair per scenario: planting every trial's pair would add near-copies of the same two documents
+    (trials of a scenario differ by a few words), which lowers their own idf and makes them co-retrieve each
+    other, so keyword anomaly and clustering would measure the duplication instead of the attack."""
+    from ragsec_core.data.corpus import Chunk
+    from ragsec_core.monitor.detectors import evaluate, run_monitor
+
+    extra, poisoned = [], set()
+    for i, (sleeper, trigger) in enumerate(planted):
+        for role, text in (("sleeper", sleeper), ("trigger", trigger)):
+            did = f"chameleon-{i}-{role}"
+            extra.append(Chunk(f"{did}#0", did, text, 0, len(text)))
+            poisoned.add(did)
+    marked = retriever.extended(extra)
+    det: dict = {"queries": {"sensitive": len(sens), "benign": len(ben)}, "n_pairs": len(planted)}
+    for a in (1.0, 0.5):
+        rep = run_monitor(marked, sens, ben, k=5, alpha=a, qpd_threshold=qpd_thr)
+        ev = evaluate(rep, poisoned, queries_per_day=queries_per_day)
+        ev["flag_counts"] = {f: sum(f in d.flags for d in rep.docs) for f in ("qpd", "keyword_anomaly", "semantic_drift", "clustering")}
+        ev["flagged_poison"] = sorted({d.doc_id for d in rep.docs if d.flags and d.doc_id in poisoned})
+        det[f"alpha={a},k=5"] = ev
+    return det
+
+
+# ---------------------------------------------------------------- the sweep
+
+def cmd_chameleon(args: argparse.Namespace) -> int:
+    _check_common(args)
+    from ragsec_core._util.atomic import write_text_atomic
+    from ragsec_core.chameleon.scenarios import default_scenario_file, load_scenarios
+
+    scenario_file = args.scenarios or default_scenario_file(args.corpus)
+    scenarios = load_scenarios(scenario_file)
+    corpus = load_clean_corpus(args.corpus)
+    out_path = Path(args.out).expanduser()
+    if out_path.is_dir():
+        raise RagsecError(f"--out '{out_path}' is a folder: give a file name")
+    qpd_thr = _qpd_threshold(args.qpd_threshold, corpus.name)
+
+    import numpy as np
+    from tqdm import tqdm
+
+    from ragsec_core.chameleon.attack import KEYWORD_DENSITIES, KEYWORD_STRATEGIES, Encoder, corpus_vocabulary, inject_keywords, query_keywords
+    from ragsec_core.chameleon.evaluate import (
+        ALPHAS, KS, aggregate, build_pair, end_to_end, evaluate_retrieval, inject, rate, vector_vs_hybrid,
+    )
+    from ragsec_core.retrieval.embed import Embedder
+    from ragsec_core.rag import build_retriever
+
+    t_start = time.time()
+    deadline = t_start + 60 * args.max_minutes if args.max_minutes else None
+    embedder = Embedder()
+    retriever = build_retriever(corpus, embedder)
+    llm = None
+    if not (args.no_fluency and args.no_e2e):
+        from ragsec_core.models.llm import load_llm
+
+        llm = load_llm()
+    encoder = Encoder(embedder)
+    vocab = corpus_vocabulary([c.text for c in retriever.chunks])
+    results: dict = {
+        "config": {
+            "corpus": corpus.name, "corpus_source": corpus.source, "n_chunks": len(retriever.chunks),
+            "scenarios": [s.name for s in scenarios], "scenario_file": str(scenario_file or "built-in"), "trials_requested": args.trials, "method": args.method,
+            "iterations": args.iterations, "candidates": args.candidates, "max_modified": args.max_modified,
+            "ppl_cap": None if args.no_fluency else args.ppl_cap, "fluency_model": None if args.no_fluency else llm.model_id,
+            "sleeper_form": args.sleeper_form, "alphas": list(ALPHAS), "ks": list(KS),
+            "stealth_threshold": args.stealth_threshold, "qpd_threshold": qpd_thr, "seed": args.seed,
+            "embedder": embedder.model_id, "weights": {"lambda": 0.4, "beta": 0.3, "gamma": 0.3, "epsilon": 0.1},
+        },
+        "reference": reference_figures(),
+    }
+
+    def save(stage: str) -> None:
+        results["config"]["completed_stage"] = stage
+        results["config"]["elapsed_s"] = round(time.time() - t_start, 1)
+        write_text_atomic(out_path, json.dumps(results, indent=1, default=float) + "\n")
+
+    def out_of_time() -> bool:
+        return deadline is not None and time.time() > deadline
+
+    fluency = None if args.no_fluency else llm
+    common = dict(iterations=args.iterations, n_candidates=args.candidates, max_modified=args.max_modified,
+                  llm=fluency, ppl_cap=args.ppl_cap)
+
+    # ---- main attack (gradient-only or black-box), swept over alpha and k
+    trials, pairs = [], []
+    for i in tqdm(range(args.trials), desc="chameleon trials", file=sys.stderr):
+        if out_of_time():
+            results["config"]["truncated"] = f"time limit hit after {i} trials"
+            break
+        sc, seed = scenarios[i % len(scenarios)], args.seed + i // len(scenarios)
+        pair = build_pair(sc, encoder, retriever.embeddings, method=args.method, vocab=vocab,
+                          sleeper_form=args.sleeper_form, seed=seed, **common)
+        ev = evaluate_retrieval(inject(retriever, pair.sleeper.text, pair.trigger.text), sc,
+                                stealth_threshold=args.stealth_threshold)
+        pairs.append((sc, seed, pair))
+        trials.append({"scenario": sc.name, "seed": seed, "optimisation": pair.summary(),
+                       "sleeper": pair.sleeper.text, "trigger": pair.trigger.text, "retrieval": ev})
+        results["trials"] = trials
+        results["by_alpha_k"] = aggregate([t["retrieval"] for t in trials])
+        results["chi_square_vector_vs_hybrid"] = {
+            f"k={k}": {m: vector_vs_hybrid([t["retrieval"] for t in trials], k, m) for m in ("co_retrieval", "overall")}
+            for k in KS}
+        results["config"]["n_trials"] = len(trials)
+        save("trials")
+
+    # ---- joint sparse + dense attack against each hybrid alpha (k = 5)
+    n_joint = args.trials if args.joint_trials is None else args.joint_trials
+    joint: dict = {"alphas": list(JOINT_ALPHAS), "k": 5, "trials": []}
+    for i in tqdm(range(n_joint), desc="joint trials", file=sys.stderr):
+        if out_of_time():
+            joint["truncated"] = f"time limit hit after {i} trials"
+            break
+        sc, seed = scenarios[i % len(scenarios)], args.seed + i // len(scenarios)
+        row: dict = {"scenario": sc.name, "seed": seed, "configs": {}}
+        for a in JOINT_ALPHAS:
+            pair = build_pair(sc, encoder, retriever.embeddings, method="joint", vocab=vocab, alpha=a, seed=seed, **common)
+            ev = evaluate_retrieval(inject(retriever, pair.sleeper.text, pair.trigger.text), sc, alphas=(a,), ks=(5,),
+                                    stealth_threshold=args.stealth_threshold)[f"alpha={a},k=5"]
+            row["configs"][f"alpha={a}"] = {**ev, "optimisation": pair.summary()}
+        joint["trials"].append(row)
+        joint["aggregate"] = {
+            f"alpha={a}": {**aggregate([{"x": t["configs"][f"alpha={a}"]} for t in joint["trials"]])["x"],
+                           "mean_final_dense": float(np.mean([t["configs"][f"alpha={a}"]["optimisation"][d]["dense_final"]
+                                                              for t in joint["trials"] for d in ("sleeper", "trigger")])),
+                           "mean_final_sparse": float(np.mean([t["configs"][f"alpha={a}"]["optimisation"][d]["sparse_final"]
+                                                               for t in joint["trials"] for d in ("sleeper", "trigger")]))}
+            for a in JOINT_ALPHAS}
+        results["joint"] = joint
+        save("joint")
+    results.setdefault("joint", joint)
+
+    # ---- keyword-injection sweep on the optimised pairs (hybrid alphas, k = 5)
+    n_kw = len(pairs) if args.keyword_trials is None else min(args.keyword_trials, len(pairs))
+    kw_rows: dict = {}
+    rng = np.random.default_rng(args.seed)
+    for sc, seed, pair in tqdm(pairs[:n_kw], desc="keyword injection", file=sys.stderr):
+        if out_of_time():
+            results.setdefault("keyword_injection_truncated", "time limit hit")
+            break
+        sources = {
+            "query_keywords": list(query_keywords(sc.target_query)),
+            "tfidf_top": _tfidf_top(retriever, sc.target_query),
+            "attack_keywords": list(sc.attack_keywords),
+            "random_corpus": [vocab[j] for j in rng.choice(len(vocab), 10, replace=False)],
+        }
+        for strat in KEYWORD_STRATEGIES:
+            for dens in KEYWORD_DENSITIES:
+                s_txt = inject_keywords(pair.sleeper.text, sources[strat], dens, seed=seed)
+                t_txt = inject_keywords(pair.trigger.text, sources[strat], dens, seed=seed + 1, protected=sc.payload)
+                ev = evaluate_retrieval(inject(retriever, s_txt, t_txt), sc, alphas=JOINT_ALPHAS, ks=(5,),
+                                        stealth_threshold=args.stealth_threshold)
+                kw_rows.setdefault(f"{strat},density={dens}", []).append(ev)
+    results["keyword_injection"] = {
+        "densities": list(KEYWORD_DENSITIES), "strategies": list(KEYWORD_STRATEGIES), "n_pairs": n_kw,
+        "by_config": {key: aggregate(rows) for key, rows in kw_rows.items()},
+        "any_co_retrieval": (any(r["co_retrieval"] for rows in kw_rows.values() for ev in rows for r in ev.values())
+                             if kw_rows else None),
+    }
+    save("keyword_injection")
+
+    # ---- detectors: the corpus with the first pair of each scenario planted
+    if not args.no_detectors and pairs:
+        first = {}
+        for sc, _seed, pair in pairs:
+            first.setdefault(sc.name, (pair.sleeper.text, pair.trigger.text))
+        sens, ben = default_query_sets(scenarios, corpus)
+        results["detectors"] = run_detectors(retriever, list(first.values()), sens, ben, qpd_thr, args.queries_per_day)
+        save("detectors")
+
+    # ---- end-to-end with the local LLM (first pair of each scenario)
+    if not args.no_e2e and pairs:
+        from ragsec_core.rag import Pipeline
+
+        pipe = Pipeline(corpus, retriever, llm)
+        seen, rows = set(), []
+        limit = len(scenarios) if args.e2e_scenarios is None else args.e2e_scenarios
+        for sc, seed, pair in tqdm(pairs, desc="end-to-end", file=sys.stderr):
+            if sc.name in seen or len(seen) >= limit:
+                continue
+            seen.add(sc.name)
+            rows.append({"scenario": sc.name, "seed": seed,
+                         **end_to_end(pipe, retriever, sc, pair.sleeper.text, pair.trigger.text,
+                                     max_new_tokens=args.e2e_tokens)})
+        n = len(rows)
+        results["end_to_end"] = {
+            "model": llm.model_id, "n": n, "max_new_tokens": args.e2e_tokens, "scenarios": rows,
+            "attack_success": rate(sum(r["poisoned"]["success"] for r in rows), n),
+            "sleeper_only_success": rate(sum(r["sleeper_only"]["success"] for r in rows), n),
+            "clean_success": rate(sum(r["clean"]["success"] for r in rows), n),
+            "mean_leakage": float(np.mean([r["poisoned"]["leakage"] for r in rows])) if n else None,
+            "mean_divergence": float(np.mean([r["divergence"] for r in rows])) if n else None,
+        }
+        save("end_to_end")
+    save("done")
+    _print_summary(results, out_path)
+    return 0
+
+
+def _print_summary(results: dict, out_path: Path) -> None:
+    print(f"corpus {results['config']['corpus']} ({results['config']['n_chunks']} chunks), "
+          f"{results['config'].get('n_trials', 0)} trials, method {results['config']['method']}")
+    print(f"{'config':<16}{'co-ret':>16}{'any':>16}{'stealth':>16}{'overall':>16}")
+    for key, row in results.get("by_alpha_k", {}).items():
+        cells = [f"{row[m]['count']}/{row[m]['n']} ({100 * row[m]['rate']:.0f}%)" for m in ("co_retrieval", "any_retrieval", "stealth", "overall")]
+        print(f"{key:<16}" + "".join(f"{c:>16}" for c in cells))
+    for key, row in results.get("joint", {}).get("aggregate", {}).items():
+        print(f"joint {key}: co-ret {row['co_retrieval']['count']}/{row['co_retrieval']['n']}, "
+              f"stealth {row['stealth']['count']}/{row['stealth']['n']}, overall {row['overall']['count']}/{row['overall']['n']}")
+    e2e = results.get("end_to_end")
+    if e2e and e2e.get("n"):
+        print(f"end-to-end ({e2e['model']}): attack success {e2e['attack_success']['count']}/{e2e['n']}, "
+              f"sleeper-only {e2e['sleeper_only_success']['count']}/{e2e['n']}, leakage {e2e['mean_leakage']:.2f}, "
+              f"divergence {e2e['mean_divergence']:.2f}")
+    print(f"results: {out_path}")

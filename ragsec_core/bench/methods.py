@@ -1,0 +1,66 @@
+"""Scoring and tabulating traceback methods on shared benchmark events (RAGCharacter Tables 5 and 7).
+
+Every method's spans are moved to prompt coordinates and scored against the gold spans inside the
+prompt-used chunks. Chunks a method suspects outside the prompt cannot be scored at character level;
+they are counted (`outside`) but add no predicted characters.
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+from ragsec_core.traceback.baselines import MethodResult
+from ragsec_core.traceback.metrics import char_scores
+from ragsec_core.data.trace import Trace
+
+METRICS = ("char_f1", "char_iou", "char_fpr", "chunk_acc", "calls_per_event", "seconds_per_event")
+PAPER_GROUP = {"ppl": "Table 5", "ragforensics": "Table 5", "ragorigin": "Table 5", "robustrag": "Table 5",
+               "ppl-char": "Table 7", "ragforensics-char": "Table 7", "ragorigin-char": "Table 7",
+               "ragcharacter": "Ours"}
+
+
+def gold_spans(trace: Trace) -> list[tuple[int, int]]:
+    blocks = {sp.hit: sp for sp in trace.spans}
+    return [(blocks[i].start + a, blocks[i].start + b) for i in trace.used for a, b in trace.hits[i].poison_spans]
+
+
+def score(trace: Trace, res: MethodResult) -> dict[str, Any]:
+    """One method on one event: character scores in prompt coordinates, top-chunk hit, cost."""
+    blocks = {sp.hit: sp for sp in trace.spans}
+    gold = gold_spans(trace)
+    pred = [(blocks[i].start + a, blocks[i].start + b) for i, (a, b) in res.spans if i in blocks]
+    sc = char_scores(pred, gold)
+    top = res.chunks[0] if res.chunks else None
+    return {
+        "char_f1": sc.f1, "char_iou": sc.iou, "char_fpr": sc.fpr,
+        "chunk_hit": bool(top is not None and trace.hits[top].poison_spans),
+        "calls": res.calls, "seconds": round(res.seconds, 3),
+        "suspected": [trace.hits[i].chunk_id for i in res.chunks], "outside": len(res.outside),
+        "spans": [[a, b] for a, b in pred], "gold_chars": sum(b - a for a, b in gold),
+        "pred_chars": sum(b - a for a, b in pred), "details": res.details,
+    }
+
+
+def summarise_method(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    def mean(key: str) -> float | None:
+        return round(statistics.fmean(r[key] for r in rows), 4) if rows else None
+
+    return {
+        "events": len(rows), "char_f1": mean("char_f1"), "char_iou": mean("char_iou"), "char_fpr": mean("char_fpr"),
+        "chunk_acc": mean("chunk_hit"), "calls_per_event": mean("calls"), "seconds_per_event": mean("seconds"),
+    }
+
+
+def summarise_methods(events: list[dict[str, Any]], methods: list[str]) -> dict[str, dict[str, Any]]:
+    return {m: summarise_method([e["methods"][m] for e in events if m in e.get("methods", {})]) for m in methods}
+
+
+def print_methods_table(summary: dict[str, dict[str, Any]]) -> None:
+    """Method x (Char F1 / IoU / FPR, chunk accuracy, calls and seconds per event), paper group noted."""
+    head = f"{'method':<18} {'paper':<8} {'events':>6} " + " ".join(f"{c:>17}" for c in METRICS)
+    print(head)
+    print("-" * len(head))
+    for m, s in summary.items():
+        cells = " ".join(f"{'-' if s[c] is None else s[c]:>17}" for c in METRICS)
+        print(f"{m:<18} {PAPER_GROUP.get(m, ''):<8} {s['events']:>6} {cells}")

@@ -1,0 +1,1 @@
+"""Semantic Chameleon: sleeper/trigger attack optimisation, fluency scoring, scenarios and evaluation."""

@@ -1,0 +1,1 @@
+"""The `ragsec` command line: a thin view over the core."""

@@ -1,0 +1,234 @@
+"""Span algebra for Pass-1: masks, sentence split, attribution rule, span proposals, bisection.
+
+All spans are half-open `(start, end)` character intervals. Pass-1 works in chunk-local coordinates
+and converts to prompt-global ones with the Pass-0 offsets (`global = prompt_span.start + local`).
+Nothing here calls a model: tests of masked replays are passed in as functions.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from functools import lru_cache
+
+Span = tuple[int, int]
+
+MIN_SENTENCE_CHARS = 8
+MAX_SENTENCES = 50
+PLACEHOLDER = "[removed]"
+MASK_MODES = ("delete", "placeholder")
+
+
+# ---------------------------------------------------------------- basic algebra
+
+def overlaps(a: Span, b: Span) -> bool:
+    return a[0] < b[1] and b[0] < a[1]
+
+
+def merge(spans: Iterable[Span]) -> list[Span]:
+    """Sorted union of spans (touching spans merge)."""
+    out: list[Span] = []
+    for s, e in sorted(x for x in spans if x[1] > x[0]):
+        if out and s <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], e))
+        else:
+            out.append((s, e))
+    return out
+
+
+def length(spans: Iterable[Span]) -> int:
+    return sum(e - s for s, e in merge(spans))
+
+
+def apply_masks(text: str, masks: Iterable[Span], mode: str = "delete") -> str:
+    """Remove (or replace with a neutral placeholder) every masked region of `text`."""
+    if mode not in MASK_MODES:
+        raise ValueError(f"mask mode must be one of {MASK_MODES}")
+    out, pos = [], 0
+    for s, e in merge(masks):
+        out.append(text[pos:s])
+        if mode == "placeholder":
+            out.append(PLACEHOLDER)
+        pos = e
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def trim(text: str, span: Span) -> Span:
+    """Shrink a span so it neither starts nor ends on whitespace."""
+    s, e = span
+    while s < e and text[s].isspace():
+        s += 1
+    while e > s and text[e - 1].isspace():
+        e -= 1
+    return s, e
+
+
+# ---------------------------------------------------------------- sentences
+
+@lru_cache(maxsize=1)
+def _sentencizer():  # type: ignore[no-untyped-def]
+    import spacy
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("sentencizer")
+    return nlp
+
+
+# A sentence end followed by citation markers ("….[18] Next"): spaCy's sentencizer does not split there,
+# which glues the first sentence of text planted after a Wikipedia citation to the host sentence.
+_CITATION_END = re.compile(r"[.!?][\"'”’)]*(?:\[\w{1,4}\])+\s+(?=\S)")
+
+
+def sentence_spans(text: str, limit: int = MAX_SENTENCES) -> list[Span]:
+    """spaCy's rule-based sentencizer (works offline), also split after citation markers, as trimmed spans."""
+    doc = _sentencizer()(text)
+    spans = []
+    for sent in doc.sents:
+        cuts = [sent.start_char] + [m.end() for m in _CITATION_END.finditer(text, sent.start_char, sent.end_char)]
+        spans += [trim(text, (a, b)) for a, b in zip(cuts, cuts[1:] + [sent.end_char])]
+    return [s for s in spans if s[1] > s[0]][:limit]
+
+
+def rank_sentences(text: str, answer: str, masked: Sequence[Span] = ()) -> list[Span]:
+    """Sentence candidates: drop short ones and those overlapping earlier masks; order by
+    (contains the answer, longer, earlier), as RAGCharacter's sentence-first refinement does."""
+    cands = [
+        s for s in sentence_spans(text)
+        if s[1] - s[0] >= MIN_SENTENCE_CHARS and not any(overlaps(s, m) for m in masked)
+    ]
+    return sorted(cands, key=lambda s: (not contains_ci(text[s[0] : s[1]], answer), -(s[1] - s[0]), s[0]))
+
+
+# ---------------------------------------------------------------- answer anchoring
+
+def contains_ci(text: str, needle: str) -> bool:
+    return bool(needle.strip()) and needle.strip().lower() in text.lower()
+
+
+def find_ci(text: str, needle: str) -> list[Span]:
+    """Case-insensitive occurrences of `needle` as whole words: '5' is not found inside '2015'."""
+    n = needle.strip()
+    if not n:
+        return []
+    pattern = ("(?<!\\w)" if n[0].isalnum() else "") + re.escape(n) + ("(?!\\w)" if n[-1].isalnum() else "")
+    return [(m.start(), m.end()) for m in re.finditer(pattern, text, flags=re.IGNORECASE)]
+
+
+def query_share(sentence: str, query: str) -> float:
+    """Share of the sentence's content words that come from the query."""
+    from ragsec_core.retrieval.hybrid import tokenize
+
+    words, q = tokenize(sentence), set(tokenize(query))
+    return sum(w in q for w in words) / len(words) if words else 0.0
+
+
+def is_query_bait(sentence: str, query: str, share: float = 0.6) -> bool:
+    """True when most of the sentence's content words come from the query (the retrieval bait that
+    query-targeted poisons carry)."""
+    return query_share(sentence, query) >= share
+
+
+_CAP_PHRASE = re.compile(r"[A-Z0-9][\w'’.-]*(?:\s+[A-Z0-9][\w'’.-]*){0,5}")
+_TOKEN = re.compile(r"\S+")
+
+
+def attribution_span(chunk: str, answer: str) -> Span | None:
+    """The deterministic attribution rule: exact case-insensitive answer match, else the leading
+    capitalised phrase (1-6 words) of the answer found in the chunk, else its first non-space token."""
+    hits = find_ci(chunk, answer)
+    if hits:
+        return hits[0]
+    phrase = _CAP_PHRASE.search(answer)
+    if phrase:
+        hits = find_ci(chunk, phrase.group(0).rstrip(".,;:"))
+        if hits:
+            return hits[0]
+    token = _TOKEN.search(answer)
+    if token:
+        hits = find_ci(chunk, token.group(0).strip(".,;:!?\"'"))
+        if hits:
+            return hits[0]
+    return None
+
+
+_CLAUSE_BREAK = re.compile(r"[,;:()\u2014]|\s-\s|\band\b|\bbut\b|\bwhich\b")
+
+
+def clause_spans(text: str, region: Span) -> list[Span]:
+    """Clauses of a region, split at commas, semicolons, colons, dashes and a few conjunctions."""
+    s0, e0 = region
+    cuts = [s0] + [s0 + m.start() for m in _CLAUSE_BREAK.finditer(text[s0:e0])] + [e0]
+    spans = [trim(text, (a, b)) for a, b in zip(cuts, cuts[1:])]
+    return [s for s in spans if s[1] - s[0] >= 4]
+
+
+def candidate_spans(
+    chunk: str,
+    answer: str,
+    regions: Sequence[Span] = (),
+    masked: Sequence[Span] = (),
+    limit: int = 12,
+) -> list[Span]:
+    """CandidateSpansForChunk: event-conditioned proposals, answer-bearing ones first.
+
+    Proposals are answer occurrences, the clause and sentence around each, then clauses and halves of
+    the retained sentence regions. When regions are given, proposals inside them are preferred as long
+    as at least one exists."""
+    sentences = sentence_spans(chunk) or [trim(chunk, (0, len(chunk)))]
+    props: list[Span] = []
+    for a in find_ci(chunk, answer):
+        sent = next((s for s in sentences if s[0] <= a[0] < s[1]), a)
+        clause = next((c for c in clause_spans(chunk, sent) if c[0] <= a[0] and a[1] <= c[1]), sent)
+        props += [a, clause, sent]
+    for r in list(regions) or sentences[:5]:
+        props += clause_spans(chunk, r)
+        mid = _word_cut(chunk, r)
+        if mid:
+            props += [(r[0], mid), (mid, r[1])]
+        props.append(r)
+    seen: set[Span] = set()
+    out = []
+    for p in (trim(chunk, p) for p in props):
+        if p[1] - p[0] >= 4 and p not in seen and not any(overlaps(p, m) for m in masked):
+            seen.add(p)
+            out.append(p)
+    if regions:
+        inside = [p for p in out if any(r[0] <= p[0] and p[1] <= r[1] for r in regions)]
+        out = inside or out
+    answer_first = sorted(out, key=lambda p: (not contains_ci(chunk[p[0] : p[1]], answer), p[1] - p[0]))
+    return answer_first[:limit]
+
+
+def _word_cut(text: str, span: Span) -> int | None:
+    """A whitespace position near the middle of the span, or None if the span is one word."""
+    s, e = span
+    mid = (s + e) // 2
+    spaces = [i for i in range(s + 1, e - 1) if text[i].isspace()]
+    return min(spaces, key=lambda i: abs(i - mid)) if spaces else None
+
+
+# ---------------------------------------------------------------- bisection
+
+def bisect_minimal(
+    text: str,
+    span: Span,
+    better: Callable[[Span], bool],
+    max_steps: int = 6,
+    min_len: int = 4,
+) -> tuple[Span, int]:
+    """BisectMinimalSpan: halve the span while one half alone still does the job (`better(half)`),
+    preferring the left half on ties; never below `min_len` chars. Returns (span, steps taken)."""
+    steps = 0
+    for _ in range(max_steps):
+        if span[1] - span[0] <= min_len:
+            break
+        cut = _word_cut(text, span) or (span[0] + span[1]) // 2
+        halves = [trim(text, (span[0], cut)), trim(text, (cut, span[1]))]
+        halves = [h for h in halves if h[1] - h[0] >= min_len]
+        steps += 1
+        winner = next((h for h in sorted(halves, key=lambda h: h[1] - h[0]) if better(h)), None)
+        if winner is None:
+            break
+        span = winner
+    return span, steps

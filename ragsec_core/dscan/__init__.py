@@ -1,0 +1,1 @@
+"""D-SCAN: attention-collapse features, the linear detector, and its evaluation."""

@@ -1,0 +1,1 @@
+"""Corpus monitoring: per-document poisoning scores (QPD, keyword anomaly, drift, co-retrieval clustering)."""

@@ -1,0 +1,260 @@
+"""Corpus monitor (Semantic Chameleon §4): per-document poisoning scores, flags and operating points.
+
+Detectors, every one a per-chunk score where higher means more suspicious:
+
+* **semantic drift**: 1 - cos(e_x, mean embedding of the corpus) (paper §4.1 (1)).
+* **keyword anomaly**: mean idf of the chunk's tokens, idf = ln((N + 1) / (df + 1)) + 1 (§4.1 (2)).
+* **QPD**: with retrieval rates r_s (over the sensitive query family) and r_b (over benign queries) at
+  the deployed alpha and k, QPD = r_s / (r_s + r_b) (eq. 3; 0 when never retrieved), and the released
+  code's differential form max(0, r_s - r_b), which is what the flag thresholds (0.15 general, 0.20
+  technical corpora) apply to: a chunk retrieved once for a sensitive query and never otherwise has QPD 1,
+  so eq. 3 alone cannot be thresholded meaningfully on small query sets.
+* **co-retrieval clustering**: Q(x) = the queries (benign and sensitive) whose top-k holds x; a pair's
+  score is Jaccard(Q(a), Q(b)) * m / (m + 1) with m = |Q(a) & Q(b)| (shrunk when support is small), a
+  chunk's score is its best pair's; pairs scoring >= 0.5 with m >= 2 are linked into clusters (§4.1 (5)).
+
+Static scores are flagged by a robust z-score (median / MAD) >= 3.5. With labels, `evaluate` gives the
+best F1, the ROC (with AUC) and operating points at fixed FPRs with alerts/day = FPR x queries/day x k
+(every retrieved chunk is one check; paper: 0.01 % FPR is one false alarm per 10,000 retrievals).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ragsec_core.data.corpus import read_json
+from ragsec_core._util.errors import RagsecError
+from ragsec_core.retrieval.hybrid import HybridRetriever, tokenize
+
+QPD_THRESHOLD_GENERAL, QPD_THRESHOLD_TECHNICAL = 0.15, 0.20
+ROBUST_Z = 3.5
+CLUSTER_LINK, CLUSTER_SUPPORT = 0.5, 2
+DETECTORS = ("keyword_anomaly", "semantic_drift", "qpd", "qpd_differential", "clustering")
+
+
+def semantic_drift(embeddings: np.ndarray) -> np.ndarray:
+    c = embeddings.mean(0)
+    c = c / (np.linalg.norm(c) or 1.0)
+    return 1.0 - embeddings @ c
+
+
+def keyword_anomaly(texts: Sequence[str]) -> np.ndarray:
+    toks = [tokenize(t) for t in texts]
+    df: dict[str, int] = {}
+    for ts in toks:
+        for t in set(ts):
+            df[t] = df.get(t, 0) + 1
+    n = len(texts)
+    return np.array([np.mean([math.log((n + 1) / (df[t] + 1)) + 1 for t in ts]) if ts else 0.0 for ts in toks])
+
+
+def retrieval_matrix(retriever: HybridRetriever, queries: Sequence[str], k: int, alpha: float) -> np.ndarray:
+    """Boolean [queries x chunks]: chunk j in query i's top-k."""
+    idx = {c.chunk_id: j for j, c in enumerate(retriever.chunks)}
+    m = np.zeros((len(queries), len(retriever.chunks)), dtype=bool)
+    if queries:
+        qe = retriever.embedder.embed(list(queries))
+        for i, q in enumerate(queries):
+            for h in retriever.search_embedded(q, qe[i], k=k, alpha=alpha):
+                m[i, idx[h.chunk.chunk_id]] = True
+    return m
+
+
+def qpd(sensitive: np.ndarray, benign: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(QPD ratio, differential, sensitive rate, benign rate) per chunk from two retrieval matrices."""
+    rs = sensitive.mean(0) if len(sensitive) else np.zeros(sensitive.shape[1])
+    rb = benign.mean(0) if len(benign) else np.zeros(benign.shape[1])
+    tot = rs + rb
+    ratio = np.divide(rs, tot, out=np.zeros_like(rs, dtype=float), where=tot > 0)
+    return ratio, np.maximum(0.0, rs - rb), rs, rb
+
+
+def coretrieval_clusters(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(best pair score per chunk, cluster id per chunk or -1) from a [queries x chunks] matrix."""
+    n = m.shape[1]
+    x = m.astype(np.int32)
+    inter = x.T @ x
+    cnt = np.diag(inter).astype(float)
+    union = cnt[:, None] + cnt[None, :] - inter
+    jac = np.divide(inter, union, out=np.zeros((n, n)), where=union > 0)
+    pair = jac * inter / (inter + 1.0)
+    np.fill_diagonal(pair, 0.0)
+    score = pair.max(1) if n else np.zeros(0)
+    parent = list(range(n))
+
+    def find(a: int) -> int:
+        while parent[a] != a:
+            parent[a] = parent[parent[a]]
+            a = parent[a]
+        return a
+
+    for a, b in zip(*np.nonzero(np.triu((pair >= CLUSTER_LINK) & (inter >= CLUSTER_SUPPORT), 1))):
+        parent[find(int(a))] = find(int(b))
+    roots = [find(i) for i in range(n)]
+    sizes: dict[int, int] = {}
+    for r in roots:
+        sizes[r] = sizes.get(r, 0) + 1
+    ids = {r: i for i, r in enumerate(sorted(r for r, s in sizes.items() if s > 1))}
+    return score, np.array([ids.get(r, -1) for r in roots])
+
+
+def robust_z(x: np.ndarray) -> np.ndarray:
+    med = np.median(x)
+    mad = np.median(np.abs(x - med)) * 1.4826
+    return (x - med) / mad if mad > 0 else np.zeros_like(x)
+
+
+@dataclass
+class DocScore:
+    chunk_id: str
+    doc_id: str
+    title: str
+    keyword_anomaly: float
+    semantic_drift: float
+    qpd: float
+    qpd_differential: float
+    sensitive_rate: float
+    benign_rate: float
+    clustering: float
+    cluster: int
+    flags: list[str] = field(default_factory=list)
+
+
+@dataclass
+class MonitorReport:
+    docs: list[DocScore]
+    config: dict
+
+    def scores(self, detector: str) -> np.ndarray:
+        return np.array([getattr(d, detector) for d in self.docs], dtype=float)
+
+    @property
+    def flagged(self) -> list[DocScore]:
+        return sorted((d for d in self.docs if d.flags), key=lambda d: (-len(d.flags), -d.qpd_differential))
+
+    def to_dict(self, all_docs: bool = False) -> dict:
+        rows = self.docs if all_docs else self.flagged
+        return {"config": self.config, "n_chunks": len(self.docs), "n_flagged": len(self.flagged),
+                "docs": [asdict(d) for d in rows]}
+
+
+def run_monitor(
+    retriever: HybridRetriever,
+    sensitive: Sequence[str],
+    benign: Sequence[str],
+    k: int = 5,
+    alpha: float = 0.5,
+    qpd_threshold: float = QPD_THRESHOLD_TECHNICAL,
+) -> MonitorReport:
+    if not sensitive or not benign:
+        raise RagsecError("the monitor needs at least one sensitive and one benign query")
+    texts = [c.text for c in retriever.chunks]
+    kw = keyword_anomaly(texts)
+    drift = semantic_drift(retriever.embeddings)
+    ms = retrieval_matrix(retriever, sensitive, k, alpha)
+    mb = retrieval_matrix(retriever, benign, k, alpha)
+    ratio, diff, rs, rb = qpd(ms, mb)
+    clus, cid = coretrieval_clusters(np.vstack([ms, mb]))
+    zk, zd = robust_z(kw), robust_z(drift)
+    docs = []
+    for j, c in enumerate(retriever.chunks):
+        flags = []
+        if diff[j] > qpd_threshold:
+            flags.append("qpd")
+        if zk[j] >= ROBUST_Z:
+            flags.append("keyword_anomaly")
+        if zd[j] >= ROBUST_Z:
+            flags.append("semantic_drift")
+        if cid[j] >= 0 and rs[j] > rb[j]:
+            flags.append("clustering")
+        docs.append(DocScore(c.chunk_id, c.doc_id, c.title, float(kw[j]), float(drift[j]), float(ratio[j]),
+                             float(diff[j]), float(rs[j]), float(rb[j]), float(clus[j]), int(cid[j]), flags))
+    cfg = {"k": k, "alpha": alpha, "qpd_threshold": qpd_threshold, "robust_z": ROBUST_Z,
+           "n_sensitive": len(sensitive), "n_benign": len(benign)}
+    return MonitorReport(docs, cfg)
+
+
+# ---------------------------------------------------------------- evaluation with labels
+
+def roc(scores: np.ndarray, labels: np.ndarray) -> dict:
+    """ROC points over all thresholds (score >= t flags) and the AUC (ties count one half)."""
+    pos, neg = scores[labels], scores[~labels]
+    thr = np.unique(np.concatenate([[np.inf], scores]))[::-1]
+    tpr = [float((pos >= t).mean()) if len(pos) else 0.0 for t in thr]
+    fpr = [float((neg >= t).mean()) if len(neg) else 0.0 for t in thr]
+    if len(pos) and len(neg):
+        gt = (pos[:, None] > neg[None, :]).mean()
+        eq = (pos[:, None] == neg[None, :]).mean()
+        auc = float(gt + 0.5 * eq)
+    else:
+        auc = float("nan")
+    return {"fpr": fpr, "tpr": tpr, "thresholds": [float(t) for t in thr], "auc": auc}
+
+
+def best_f1(scores: np.ndarray, labels: np.ndarray) -> dict:
+    best = {"f1": 0.0, "threshold": float("inf"), "precision": 0.0, "recall": 0.0}
+    for t in np.unique(scores):
+        pred = scores >= t
+        tp = int((pred & labels).sum())
+        if tp == 0:
+            continue
+        p, r = tp / pred.sum(), tp / labels.sum()
+        f1 = 2 * p * r / (p + r)
+        if f1 > best["f1"]:
+            best = {"f1": float(f1), "threshold": float(t), "precision": float(p), "recall": float(r)}
+    return best
+
+
+def operating_point(scores: np.ndarray, labels: np.ndarray, target_fpr: float, queries_per_day: int, k: int) -> dict:
+    """Lowest threshold whose false-positive rate on benign chunks is <= target_fpr."""
+    neg, pos = scores[~labels], scores[labels]
+    chosen = float("inf")
+    for t in np.unique(scores)[::-1]:
+        if (neg >= t).mean() > target_fpr:
+            break
+        chosen = float(t)
+    fpr = float((neg >= chosen).mean()) if len(neg) else 0.0
+    recall = float((pos >= chosen).mean()) if len(pos) else 0.0
+    return {"target_fpr": target_fpr, "threshold": chosen, "fpr": fpr, "recall": recall,
+            "fpr_resolution": 1.0 / max(1, len(neg)), "alerts_per_day": fpr * queries_per_day * k}
+
+
+def evaluate(report: MonitorReport, poisoned: set[str], fprs: Sequence[float] = (0.0001, 0.001, 0.01),
+             queries_per_day: int = 10_000) -> dict:
+    """Per detector: best F1, ROC/AUC and fixed-FPR operating points; labels = chunk's doc_id in `poisoned`."""
+    labels = np.array([d.doc_id in poisoned for d in report.docs])
+    if not labels.any() or labels.all():
+        raise RagsecError("evaluation needs both poisoned and clean documents")
+    k = int(report.config["k"])
+    out: dict = {"n_poisoned": int(labels.sum()), "n_clean": int((~labels).sum()),
+                 "queries_per_day": queries_per_day, "k": k}
+    for det in DETECTORS:
+        s = report.scores(det)
+        r = roc(s, labels)
+        out[det] = {"best_f1": best_f1(s, labels), "auc": r["auc"],
+                    "roc": {"fpr": r["fpr"], "tpr": r["tpr"]},
+                    "operating_points": [operating_point(s, labels, f, queries_per_day, k) for f in fprs]}
+    return out
+
+
+def load_query_sets(path: str | Path) -> tuple[list[str], list[str]]:
+    """`{"sensitive": [...], "benign": [...]}`, or a list of `{"query", "sensitive": bool}` records."""
+    p = Path(path).expanduser()
+    raw = read_json(p, "query file")
+    if isinstance(raw, dict):
+        sens, ben = raw.get("sensitive"), raw.get("benign")
+    elif isinstance(raw, list) and all(isinstance(r, dict) and "query" in r for r in raw):
+        sens = [r["query"] for r in raw if r.get("sensitive")]
+        ben = [r["query"] for r in raw if not r.get("sensitive")]
+    else:
+        sens = ben = None
+    if not isinstance(sens, list) or not isinstance(ben, list) or not all(isinstance(q, str) for q in sens + ben):
+        raise RagsecError(f"'{p}': expected {{\"sensitive\": [queries], \"benign\": [queries]}}")
+    if not sens or not ben:
+        raise RagsecError(f"'{p}': needs at least one sensitive and one benign query")
+    return sens, ben

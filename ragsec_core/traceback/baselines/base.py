@@ -1,0 +1,115 @@
+"""The common interface of every traceback method: a Pass-0 trace in, suspected chunks and spans out.
+
+All methods see the same triggered trace and the same per-event context, so the benchmark can compare
+them on identical events. Spans are chunk-local `(hit, (l, r))`; the benchmark moves them to prompt
+coordinates with the trace's offsets. Chunk-level methods report whole chunks as their spans, which is
+how the paper scores passage-level baselines at character level.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ragsec_core.data.spans import Span
+from ragsec_core.data.trace import Trace, overlaps
+
+if TYPE_CHECKING:
+    from ragsec_core.models.llm import LLM
+    from ragsec_core.retrieval.hybrid import HybridRetriever
+    from ragsec_core.traceback.ragcharacter import TracebackResult
+
+
+@dataclass
+class MethodResult:
+    method: str
+    chunks: list[int]  # suspected used-hit indices, most suspicious first
+    spans: list[tuple[int, Span]]  # (used hit, chunk-local span)
+    outside: list[str] = field(default_factory=list)  # suspected chunk ids that never reached the prompt
+    calls: int = 0  # model invocations (forwards, generations, replays), victim and judge together
+    seconds: float = 0.0
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class MethodContext:
+    """What a method may use besides the trace. `judge` is also RAGOrigin's proxy LM."""
+
+    llm: LLM
+    judge: LLM
+    retriever: HybridRetriever | None = None  # the event's corpus index, for re-retrieval
+    ppl_threshold: float | None = None  # calibrated once per benchmark on benign corpus chunks
+    seed: int = 0
+    calls: int = 0  # incremented by every model call the helpers make
+    _memo: dict[str, tuple[Any, int, float]] = field(default_factory=dict)
+
+    def for_event(self, retriever: HybridRetriever | None) -> MethodContext:
+        """A fresh per-event context (shared results must not leak across events)."""
+        return MethodContext(self.llm, self.judge, retriever, self.ppl_threshold, self.seed)
+
+    def shared(self, key: str, compute: Callable[[], Any]) -> tuple[Any, int, float]:
+        """A per-event value computed once and reused by several methods (RAGOrigin's ranking by
+        RAGOrigin-Char, Pass-1 by the -Char fallbacks). Returns (value, calls, seconds) where the cost is
+        what the caller's own `Timer` did not see: zero when computed now, the full cost when cached, so
+        every method that relies on it is charged for it once."""
+        if key in self._memo:
+            return self._memo[key]
+        t0, c0 = time.perf_counter(), self.calls
+        value = compute()
+        self._memo[key] = (value, self.calls - c0, time.perf_counter() - t0)
+        return value, 0, 0.0
+
+    def pass1(self, trace: Trace) -> tuple[TracebackResult, int, float]:
+        """RAGCharacter Pass-1 on this event, run once per event (see `shared`)."""
+        from ragsec_core.traceback.ragcharacter import run_pass1
+
+        def compute() -> TracebackResult:
+            res = run_pass1(self.llm, trace)
+            self.calls += res.model_calls
+            return res
+
+        return self.shared("pass1", compute)
+
+
+class Method(Protocol):
+    name: str
+
+    def run(self, trace: Trace, ctx: MethodContext) -> MethodResult: ...
+
+
+def event_anchor(trace: Trace) -> str:
+    """The string the event is about: the adopted target when labels name it, else the answer."""
+    target = trace.labels.target
+    return target if target and overlaps(trace.answer, target) else trace.answer
+
+
+def carries_event(answer: str, trace: Trace) -> bool:
+    """Keyword match of a (re)generated answer against the observed event."""
+    return overlaps(answer, event_anchor(trace)) or overlaps(answer, trace.answer)
+
+
+def whole(trace: Trace, hits: list[int]) -> list[tuple[int, Span]]:
+    return [(i, (0, len(trace.hits[i].text))) for i in hits]
+
+
+def split_used(trace: Trace, chunk_ids: list[str]) -> tuple[list[int], list[str]]:
+    """Suspected chunk ids -> (used hit indices in the given order, ids outside the prompt)."""
+    by_id = {trace.hits[i].chunk_id: i for i in trace.used}
+    return [by_id[c] for c in chunk_ids if c in by_id], [c for c in chunk_ids if c not in by_id]
+
+
+class Timer:
+    """Seconds and model calls spent between construction and `result`."""
+
+    def __init__(self, ctx: MethodContext) -> None:
+        self.ctx, self.t0, self.calls0 = ctx, time.perf_counter(), ctx.calls
+
+    def result(self, method: str, chunks: list[int], spans: list[tuple[int, Span]], **kw: Any) -> MethodResult:
+        extra_calls, extra_s = kw.pop("extra_calls", 0), kw.pop("extra_seconds", 0.0)
+        return MethodResult(
+            method, chunks, spans, calls=self.ctx.calls - self.calls0 + extra_calls,
+            seconds=time.perf_counter() - self.t0 + extra_s, **kw,
+        )
+

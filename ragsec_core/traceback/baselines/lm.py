@@ -1,0 +1,66 @@
+"""Small scoring primitives the baselines share: token losses, yes/no judgements, short generations.
+
+Each call increments `ctx.calls` once, so calls per event are comparable with Pass-1's replay count.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ragsec_core.models.llm import LLM, GenerationSettings
+from ragsec_core.traceback.baselines.base import MethodContext
+from ragsec_core.traceback.baselines.prompts import JUDGE_SYSTEM, NO, YES
+
+MAX_TOKENS = 512  # longer texts are scored on their first 512 tokens
+
+
+def token_nll(ctx: MethodContext, llm: LLM, text: str) -> tuple[list[float], list[tuple[int, int]]]:
+    """Per-token negative log-likelihood of `text` alone and each token's character offsets.
+
+    The first token has no context and is skipped (its loss would measure only the tokenizer's prior)."""
+    enc = llm.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+    ids = enc["input_ids"][:MAX_TOKENS]
+    offsets = [tuple(o) for o in enc["offset_mapping"][: len(ids)]]
+    if len(ids) < 2:
+        return [], []
+    x = torch.tensor([ids], device=llm.device)
+    with llm._lock, torch.no_grad():
+        logits = llm.model(x).logits[0, :-1].float()
+    ctx.calls += 1
+    nll = -torch.log_softmax(logits, -1)[torch.arange(len(ids) - 1), x[0, 1:]]
+    return [float(v) for v in nll], offsets[1:]  # type: ignore[misc]
+
+
+def continuation_nll(ctx: MethodContext, llm: LLM, prefix: str, target: str) -> float:
+    """Mean NLL of `target`'s tokens after an already rendered `prefix` (one forward)."""
+    p = llm.encode(prefix)[0][-MAX_TOKENS:]
+    t = llm.tokenizer(target, add_special_tokens=False, return_tensors="pt")["input_ids"][0][:64].to(p.device)
+    if len(t) == 0:
+        return 0.0
+    x = torch.cat([p, t])[None, :]
+    with llm._lock, torch.no_grad():
+        logits = llm.model(x).logits[0, len(p) - 1 : -1].float()
+    ctx.calls += 1
+    return float(-torch.log_softmax(logits, -1)[torch.arange(len(t)), t].mean())
+
+
+def judge_yes(ctx: MethodContext, user: str) -> tuple[bool, float]:
+    """The judge's preference for "Yes" over "No" as its first reply word; returns (yes, margin)."""
+    llm = ctx.judge
+    ids = llm.encode(llm.render_chat(JUDGE_SYSTEM, user))
+    with llm._lock, torch.no_grad():
+        logp = torch.log_softmax(llm.model(ids).logits[0, -1].float(), -1)
+    ctx.calls += 1
+    tok = llm.tokenizer
+    yes = max(float(logp[tok.encode(w, add_special_tokens=False)[0]]) for w in (YES, " " + YES))
+    no = max(float(logp[tok.encode(w, add_special_tokens=False)[0]]) for w in (NO, " " + NO))
+    return yes > no, yes - no
+
+
+def generate(ctx: MethodContext, llm: LLM, prompt: str, max_new_tokens: int = 32) -> str:
+    ctx.calls += 1
+    return llm.generate(prompt, GenerationSettings(max_new_tokens=max_new_tokens)).text
+
+
+def ask_judge(ctx: MethodContext, user: str, max_new_tokens: int = 48) -> str:
+    return generate(ctx, ctx.judge, ctx.judge.render_chat(JUDGE_SYSTEM, user), max_new_tokens)

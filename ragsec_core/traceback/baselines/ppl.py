@@ -1,0 +1,49 @@
+"""PPL filtering (passage level): flag used chunks whose perplexity exceeds a benign upper-tail cutoff.
+
+The cutoff is calibrated once on a seeded random sample of clean corpus chunks, so a flag means "more
+surprising than nearly all benign text of this corpus", independent of the event being examined.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Sequence
+
+import numpy as np
+
+from ragsec_core.models.llm import LLM
+from ragsec_core.data.trace import Trace
+from ragsec_core.traceback.baselines.base import MethodContext, MethodResult, Timer, whole
+from ragsec_core.traceback.baselines.lm import token_nll
+
+QUANTILE = 0.95
+SAMPLE = 100
+
+
+def perplexity(ctx: MethodContext, llm: LLM, text: str) -> float:
+    nll, _ = token_nll(ctx, llm, text)
+    return math.exp(sum(nll) / len(nll)) if nll else 1.0
+
+
+def calibrate(ctx: MethodContext, benign: Sequence[str], quantile: float = QUANTILE, sample: int = SAMPLE) -> float:
+    """The `quantile` of perplexities over a seeded sample of benign chunk texts."""
+    texts = [t for t in benign if t.strip()]
+    if not texts:
+        raise ValueError("no benign texts to calibrate the perplexity threshold on")
+    picked = random.Random(ctx.seed).sample(texts, min(sample, len(texts)))
+    return float(np.quantile([perplexity(ctx, ctx.judge, t) for t in picked], quantile))
+
+
+class PPL:
+    name = "ppl"
+
+    def run(self, trace: Trace, ctx: MethodContext) -> MethodResult:
+        if ctx.ppl_threshold is None:
+            raise ValueError("PPL needs ctx.ppl_threshold (calibrate it on benign chunks first)")
+        timer = Timer(ctx)
+        scores = {i: perplexity(ctx, ctx.judge, trace.hits[i].text) for i in trace.used}
+        flagged = sorted((i for i, p in scores.items() if p > ctx.ppl_threshold), key=lambda i: -scores[i])
+        return timer.result(self.name, flagged, whole(trace, flagged),
+                            details={"ppl": {trace.hits[i].chunk_id: round(p, 2) for i, p in scores.items()},
+                                     "threshold": round(ctx.ppl_threshold, 2)})

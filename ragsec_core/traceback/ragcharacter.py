@@ -1,0 +1,396 @@
+"""RAGCharacter Pass-1 (§4.3, Algorithm 2): event-conditioned character-level traceback of one trace.
+
+Given a triggered Pass-0 trace, each round masks candidate evidence in the logged prompt and replays
+the model: answer-anchored fast path, then chunk screening, sentence-first refinement, phrase proposals
+and bisection to a minimal causal span; the span joins a cumulative mask set and the next round starts
+from the sanitised prompt until the trigger is gone (at most 3 rounds).
+
+Two outputs stay apart, as in the paper: the *attribution* span (reported and scored; the answer-anchored
+rule, grown to the claim that carries it) and the *causal* span (the minimal mask found by replay).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ragsec_core.models.llm import LLM, GenerationSettings
+from ragsec_core.models.replay import NaiveReplayEngine, ReplayEngine
+from ragsec_core.data.spans import (
+    Span,
+    apply_masks,
+    attribution_span,
+    bisect_minimal,
+    candidate_spans,
+    is_query_bait,
+    length,
+    overlaps,
+    query_share,
+    rank_sentences,
+    sentence_spans,
+)
+from ragsec_core.data.trace import Trace, compute_signals, contains_norm, fires, triggered
+from ragsec_core.data.trace import overlaps as answer_overlaps
+
+OBJECTIVES = ("event", "oracle")
+
+
+@dataclass(frozen=True)
+class Budgets:
+    """The paper's implementation defaults."""
+
+    max_chunks: int = 5
+    max_sentences: int = 5
+    kept_regions: int = 2
+    max_span_candidates: int = 12
+    max_bisect_steps: int = 6
+    min_span_len: int = 4
+    max_rounds: int = 3
+    early_stop: bool = True  # stop chunk, sentence and phrase screening at the first successful mask
+    # Our extension for several poisons (PoisonedRAG's P = 5): when masking the first answer-holding
+    # chunk alone fails, mask the answer in every holding chunk in one replay and report them all, then
+    # drop holders whose mask is not needed (one replay each); after a one-mask success, other holders
+    # that restore the event on their own are reported too (one replay each). False keeps the paper's
+    # single-holder fast path.
+    multi_holder: bool = True
+    # Round 0 reuses the Pass-0 answer and signals instead of a baseline call (§4.3); True replays the
+    # unmasked prompt too, to check that it reproduces the logged answer and to anchor influence at
+    # the drop from the unmasked log-probability.
+    baseline_replay: bool = False
+
+
+@dataclass
+class SpanRecord:
+    hit: int
+    chunk_id: str
+    rank: int
+    local: list[int]  # [l, r) in the chunk text
+    prompt: list[int]  # [a, b) in the Pass-0 prompt; prompt[a:b] == chunk[l:r]
+    text: str
+
+
+@dataclass
+class Test:
+    round: int
+    stage: str  # fast_path | fast_path_multi | prune | sufficiency | chunk | sentence | phrase | bisect | final
+    spans: list[SpanRecord]  # what this test masked (on top of earlier rounds' masks)
+    answer: str
+    influence: float  # drop in mean log-prob of the round's event answer (round 0 without a baseline: -mean log-prob)
+    success: bool  # the trigger no longer fires
+    ms: float
+    cached: bool
+
+
+@dataclass
+class Round:
+    index: int
+    event_answer: str
+    anchor: str
+    path: str  # fast_path | fast_path_multi | search | fallback_chunk
+    attribution: list[SpanRecord]  # one span per implicated chunk (several only on the fast paths)
+    causal: list[SpanRecord]
+    answer_after: str
+    resolved: bool
+    reproduced: bool | None  # replaying the round's unmasked prompt gave its event answer (None: not replayed)
+
+
+@dataclass
+class TracebackResult:
+    trace_id: str
+    trigger: str
+    objective: str
+    mask_mode: str
+    triggered: bool
+    rounds: list[Round] = field(default_factory=list)
+    tests: list[Test] = field(default_factory=list)
+    attribution: list[SpanRecord] = field(default_factory=list)
+    causal: list[SpanRecord] = field(default_factory=list)
+    mask_kind: str = "none"  # mask_span (one span) | mask_multi (several)
+    original_answer: str = ""
+    final_answer: str = ""
+    resolved: bool = False
+    model_calls: int = 0
+    forward_pass_equivalents: float = 0.0
+    ms: float = 0.0
+    budgets: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    answer: str
+    influence: float
+    success: bool
+
+
+class Pass1:
+    """One traceback session over one trace; holds the replay engine and the cumulative mask set."""
+
+    def __init__(
+        self,
+        llm: LLM,
+        trace: Trace,
+        trigger: str = "PAR",
+        objective: str = "event",
+        mask_mode: str = "delete",
+        budgets: Budgets | None = None,
+        *,
+        naive: bool = False,
+    ) -> None:
+        if objective not in OBJECTIVES:
+            raise ValueError(f"objective must be one of {OBJECTIVES}")
+        self.trace, self.trigger, self.objective, self.mask_mode = trace, trigger, objective, mask_mode
+        self.b = budgets or Budgets()
+        self.llm = llm
+        self.engine: ReplayEngine | NaiveReplayEngine | None = None  # built only for a triggered trace
+        self.naive = naive  # replay every variant with plain generate (the reference path of the speed bench)
+        self.blocks = {s.hit: s for s in trace.spans}  # used hit -> prompt offsets
+        self.masks: list[Span] = []  # cumulative, prompt-global
+        self.result = TracebackResult(
+            trace.trace_id, trigger, objective, mask_mode, triggered(trace, trigger),
+            original_answer=trace.answer, budgets=asdict(self.b),
+        )
+        self._round = 0
+        self._ref = trace.answer
+        self._base_lp = 0.0
+
+    # ------------------------------------------------------------ coordinates and tests
+    def record(self, hit: int, local: Span) -> SpanRecord:
+        h, block = self.trace.hits[hit], self.blocks[hit]
+        a = block.start + local[0]
+        return SpanRecord(hit, h.chunk_id, h.rank, list(local), [a, block.start + local[1]], h.text[local[0] : local[1]])
+
+    def _signals_ok(self, answer: str, masks: Sequence[Span]) -> bool:
+        """A test succeeds when the replayed answer no longer carries the event: it stops repeating the
+        event anchor and the trigger, re-evaluated on the masked evidence, no longer fires (`event`);
+        or, with `oracle`, it no longer matches the known target."""
+        if self.objective == "oracle" and self.trace.labels.target:
+            return not answer_overlaps(answer, self.trace.labels.target)
+        if answer_overlaps(answer, self._anchor):
+            return False
+        masked_texts = {
+            i: apply_masks(self.trace.hits[i].text, self._local_masks(i, masks), self.mask_mode) for i in self.trace.used
+        }
+        return not fires(compute_signals(answer, masked_texts, self.trace.labels), self.trigger)
+
+    def test(self, stage: str, spans: list[SpanRecord]) -> _Outcome:
+        extra = [tuple(s.prompt) for s in spans]
+        all_masks = self.masks + extra  # type: ignore[operator]
+        prompt = apply_masks(self.trace.prompt, all_masks, self.mask_mode)
+        assert self.engine is not None, "tests run only inside run()"
+        before = self.engine.calls
+        r = self.engine.replay(prompt, self._ref)
+        out = _Outcome(r.answer, self._base_lp - r.logprob, self._signals_ok(r.answer, all_masks))
+        cached = self.engine.calls == before
+        self.result.tests.append(Test(self._round, stage, spans, r.answer, round(out.influence, 4), out.success, round(r.ms, 1), cached))
+        return out
+
+    # ------------------------------------------------------------ the algorithm
+    def run(self) -> TracebackResult:
+        t0 = time.perf_counter()
+        answer = self.trace.answer
+        if self.result.triggered:
+            engine = NaiveReplayEngine if self.naive else ReplayEngine
+            self.engine = engine(self.llm, self.trace.prompt, GenerationSettings(**self.trace.model["settings"]))
+            for t in range(self.b.max_rounds):
+                self._round = t
+                rnd = self._run_round(answer)
+                self.result.rounds.append(rnd)
+                answer = rnd.answer_after
+                if rnd.resolved or not rnd.causal:
+                    break
+        res = self.result
+        res.final_answer = answer
+        res.resolved = bool(res.rounds and res.rounds[-1].resolved)
+        res.mask_kind = {0: "none", 1: "mask_span"}.get(len(res.causal), "mask_multi")
+        if self.engine is not None:
+            res.model_calls = self.engine.calls
+            res.forward_pass_equivalents = round(self.engine.forward_pass_equivalents(), 2)
+        res.ms = round((time.perf_counter() - t0) * 1000, 1)
+        return res
+
+    def _run_round(self, answer: str) -> Round:
+        self._ref = answer
+        self._anchor = self._event_anchor(answer)
+        reproduced: bool | None = None
+        self._base_lp = 0.0
+        if self._round > 0 or self.b.baseline_replay:  # later rounds: the previous final test, memoised
+            assert self.engine is not None
+            base = self.engine.replay(apply_masks(self.trace.prompt, self.masks, self.mask_mode), answer)
+            self._base_lp, reproduced = base.logprob, base.answer == answer
+        found = self._fast_path() or self._search()
+        path, attribution, causal = found
+        self.masks += [tuple(c.prompt) for c in causal]  # type: ignore[misc]
+        self.result.causal += causal
+        self.result.attribution += attribution
+        final = self.test("final", [])
+        return Round(
+            self._round, answer, self._anchor, path, attribution, causal, final.answer, final.success, reproduced
+        )
+
+    def _event_anchor(self, answer: str) -> str:
+        """The string the event is about: the adopted target when labels name it, else the answer."""
+        target = self.trace.labels.target
+        return target if target and answer_overlaps(answer, target) else answer
+
+    def _used_live(self) -> list[int]:
+        """Used hits in rank order that still have unmasked text."""
+        return [i for i in self.trace.used if length(self._local_masks(i)) < len(self.trace.hits[i].text)]
+
+    def _local_masks(self, hit: int, masks: Sequence[Span] | None = None) -> list[Span]:
+        """Prompt-global masks clipped to one used chunk, in chunk-local coordinates."""
+        blk = self.blocks[hit]
+        return [
+            (max(s, blk.start) - blk.start, min(e, blk.end) - blk.start)
+            for s, e in (self.masks if masks is None else masks)
+            if overlaps((s, e), (blk.start, blk.end))
+        ]
+
+    def _fast_path(self) -> tuple[str, list[SpanRecord], list[SpanRecord]] | None:
+        holders = [i for i in self._used_live() if contains_norm(self.trace.hits[i].text, self._anchor)]
+        spans = [(i, sp) for i in holders if (sp := self._anchor_span(i)) is not None]
+        if not spans or spans[0][0] != holders[0]:  # the first holder's answer is gone (masked earlier)
+            return None
+        rec = self.record(*spans[0])
+        if self.test("fast_path", [rec]).success:
+            extra = self._sufficient(spans, rec.hit) if self.b.multi_holder else []
+            return "fast_path", [self._grow(i, sp) for i, sp in spans[:1] + extra], [rec]
+        if not self.b.multi_holder or len(spans) < 2:
+            return None
+        recs = [self.record(i, sp) for i, sp in spans]
+        if not self.test("fast_path_multi", recs).success:
+            return None
+        # The joint mask is the evidence: every holder in it is part of the joint cause and is reported;
+        # the causal set keeps only the masks the event needs.
+        return "fast_path_multi", [self._grow(i, sp) for i, sp in spans], self._prune(recs)
+
+    def _anchor_span(self, hit: int) -> Span | None:
+        """The attribution rule's span in one chunk, unless an earlier round already masked it."""
+        span = attribution_span(self.trace.hits[hit].text, self._anchor)
+        if span is None or any(overlaps(span, m) for m in self._local_masks(hit)):
+            return None
+        return span
+
+    def _prune(self, recs: list[SpanRecord]) -> list[SpanRecord]:
+        """Drop, lowest-ranked first, every holder whose mask the successful joint mask does not need."""
+        kept = list(recs)
+        for r in sorted(recs, key=lambda r: -r.rank):
+            trial = [x for x in kept if x is not r]
+            if trial and self.test("prune", trial).success:
+                kept = trial
+        return kept
+
+    def _sufficient(self, spans: list[tuple[int, Span]], masked: int) -> list[tuple[int, Span]]:
+        """After a one-mask success, the other holders that bring the event back on their own (every other
+        holder masked, one replay each): further planted copies of the claim. A fragile model may drop the
+        event when one of five copies is masked; the other four are still poison. A benign mention of the
+        answer string does not restore the event alone and is left out."""
+        out = []
+        for i, sp in spans:
+            if i != masked:
+                others = [self.record(j, s) for j, s in spans if j != i]
+                if not self.test("sufficiency", others).success:
+                    out.append((i, sp))
+        return out
+
+    def _search(self) -> tuple[str, list[SpanRecord], list[SpanRecord]]:
+        live = self._used_live()
+        holders = [i for i in live if contains_norm(self.trace.hits[i].text, self._anchor)]
+        scored = []
+        for i in (holders or live)[: self.b.max_chunks]:
+            text = self.trace.hits[i].text
+            out = self.test("chunk", [self.record(i, (0, len(text)))])
+            scored.append((out.success, out.influence, -self.trace.hits[i].rank, i))
+            if out.success and self.b.early_stop:
+                break
+        if not scored:
+            i = live[0] if live else self.trace.used[0]
+            whole = self.record(i, (0, len(self.trace.hits[i].text)))
+            return "fallback_chunk", [whole], [whole]
+        hit = max(scored)[3]
+        text = self.trace.hits[hit].text
+        masked = self._local_masks(hit)
+        sent_scores = []
+        for s in rank_sentences(text, self._anchor, masked)[: self.b.max_sentences]:
+            out = self.test("sentence", [self.record(hit, s)])
+            sent_scores.append((out.success, out.influence, -s[0], s))
+            if out.success and self.b.early_stop:
+                break
+        sent_scores.sort(reverse=True)
+        regions = [s for *_, s in sent_scores[: self.b.kept_regions]]
+        if sent_scores and sent_scores[0][0]:
+            seed, seed_out = sent_scores[0][3], _Outcome("", sent_scores[0][1], True)
+        else:
+            props = candidate_spans(text, self._anchor, regions, masked, self.b.max_span_candidates)
+            best = None
+            for p in props:
+                out = self.test("phrase", [self.record(hit, p)])
+                if best is None or (out.success, out.influence) > (best[1].success, best[1].influence):
+                    best = (p, out)
+                if out.success and self.b.early_stop:
+                    break
+            if best is None:
+                whole = self.record(hit, (0, len(text)))
+                return "fallback_chunk", [whole], [whole]
+            seed, seed_out = best
+        causal = self._bisect(hit, seed, seed_out)
+        attr = self._anchor_span(hit)
+        attr_rec = self._grow(hit, attr) if attr else self.record(hit, causal)
+        return "search", [attr_rec], [self.record(hit, causal)]
+
+    def _bisect(self, hit: int, seed: Span, seed_out: _Outcome) -> Span:
+        text = self.trace.hits[hit].text
+
+        def better(half: Span) -> bool:
+            out = self.test("bisect", [self.record(hit, half)])
+            return out.success if seed_out.success else out.influence >= seed_out.influence
+
+        span, _ = bisect_minimal(text, seed, better, self.b.max_bisect_steps, self.b.min_span_len)
+        return span
+
+    def _grow(self, hit: int, span: Span) -> SpanRecord:
+        """Attribution span grown from the answer anchor to the planted claim it belongs to.
+
+        Planted text is contiguous and query-targeted. The claim sentence is the sentence of this chunk
+        that states the event string and shares most words with the query (a benign host may name the
+        answer too, or hold it inside a citation marker); the block is the unbroken run of sentences
+        around it that state the event string, extended back to the nearest sentence that mostly repeats
+        the query (the retrieval bait query-targeted poisons carry, with the set-up sentences between)
+        and forward by one such sentence. Host sentences outside the bait-to-claim run are left out."""
+        text = self.trace.hits[hit].text
+        sents = sentence_spans(text)
+        texts = [text[a:b] for a, b in sents]
+        claims = [k for k, t in enumerate(texts) if contains_norm(t, self._anchor)]
+        own = [k for k, (a, b) in enumerate(sents) if a <= span[0] < b]
+        if not claims and not own:
+            return self.record(hit, span)
+        seed = max(claims, key=lambda k: (query_share(texts[k], self.trace.query), -k)) if claims else own[0]
+        lo = hi = seed
+        while lo - 1 in claims:
+            lo -= 1
+        while hi + 1 in claims:
+            hi += 1
+        bait = next((k for k in range(lo - 1, -1, -1) if is_query_bait(texts[k], self.trace.query)), None)
+        lo = lo if bait is None else bait
+        if hi + 1 < len(sents) and is_query_bait(texts[hi + 1], self.trace.query):
+            hi += 1
+        return self.record(hit, (sents[lo][0], sents[hi][1]))
+
+
+def run_pass1(
+    llm: LLM,
+    trace: Trace,
+    trigger: str = "PAR",
+    objective: str = "event",
+    mask_mode: str = "delete",
+    budgets: Budgets | None = None,
+    *,
+    naive: bool = False,
+) -> TracebackResult:
+    """Pass-1 on one trace. Untriggered traces return at once with `triggered=False` (no model call).
+    `naive=True` replays every variant with plain generation (no memo, no prefix reuse): same result, slower."""
+    return Pass1(llm, trace, trigger, objective, mask_mode, budgets, naive=naive).run()

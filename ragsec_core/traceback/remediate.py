@@ -1,0 +1,130 @@
+"""Remediation: remove traced characters from the corpus, re-index, and ask again.
+
+This closes the forensic loop of the guided demo and the traceback page: if the traced span really
+caused the answer, deleting exactly those characters from the source document (not the whole document)
+must restore the clean answer. Only changed chunks are re-embedded; the rest reuse their vectors, so a
+remediation costs one small embedding batch, a BM25 refit and one generation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from ragsec_core.data.corpus import Corpus, Document, chunk_corpus
+from ragsec_core._util.errors import RagsecError
+from ragsec_core.models.llm import GenerationSettings
+from ragsec_core.rag import Pipeline
+from ragsec_core.retrieval.hybrid import BM25, HybridRetriever, tokenize
+from ragsec_core.data.spans import Span, merge
+from ragsec_core.data.trace import Trace, overlaps
+from ragsec_core.traceback.ragcharacter import SpanRecord
+
+
+@dataclass(frozen=True)
+class Removal:
+    doc_id: str
+    start: int  # in the original document text
+    end: int
+    text: str
+
+
+def document_removals(trace: Trace, spans: Sequence[SpanRecord]) -> list[Removal]:
+    """Map chunk-local spans of a trace to ranges of their source documents."""
+    out = []
+    for s in spans:
+        hit = trace.hits[s.hit]
+        a, b = hit.source_start + s.local[0], hit.source_start + s.local[1]
+        out.append(Removal(hit.doc_id, a, b, hit.text[s.local[0] : s.local[1]]))
+    return out
+
+
+def _cut(doc: Document, ranges: list[Span]) -> Document:
+    """The document without `ranges`; gold poison spans are shifted (or clipped) to stay aligned."""
+    text, keep, pos = doc.text, [], 0
+    for a, b in ranges:
+        keep.append(text[pos:a])
+        pos = b
+    keep.append(text[pos:])
+
+    def shift(x: int) -> int:
+        return x - sum(min(b, x) - a for a, b in ranges if a < x)
+
+    spans = tuple((shift(a), shift(b)) for a, b in doc.poison_spans if shift(b) > shift(a))
+    return replace(doc, text="".join(keep), poison_spans=spans)
+
+
+def remediated_corpus(corpus: Corpus, removals: Sequence[Removal]) -> Corpus:
+    by_doc: dict[str, list[Span]] = {}
+    for r in removals:
+        by_doc.setdefault(r.doc_id, []).append((r.start, r.end))
+    docs = {d.id: d for d in corpus.documents}
+    missing = sorted(set(by_doc) - set(docs))
+    if missing:
+        raise RagsecError(f"documents {missing} are not in corpus '{corpus.name}': was the trace made on another corpus?")
+    for doc_id, ranges in by_doc.items():
+        d = docs[doc_id]
+        if any(b > len(d.text) for _, b in ranges):
+            raise RagsecError(f"a traced span lies outside document '{doc_id}': the corpus changed since the trace")
+    new_docs = [_cut(d, merge(by_doc[d.id])) if d.id in by_doc else d for d in corpus.documents]
+    return replace(corpus, documents=new_docs, name=f"{corpus.name} (remediated)")
+
+
+def reindexed(retriever: HybridRetriever, corpus: Corpus) -> HybridRetriever:
+    """A retriever over `corpus`, re-embedding only chunks whose text changed. Not persisted."""
+    chunks = chunk_corpus(corpus)
+    known = {(c.chunk_id, c.text): i for i, c in enumerate(retriever.chunks)}
+    rows = [known.get((c.chunk_id, c.text)) for c in chunks]
+    fresh = [i for i, r in enumerate(rows) if r is None]
+    emb = np.empty((len(chunks), retriever.embeddings.shape[1]), dtype=retriever.embeddings.dtype)
+    for i, r in enumerate(rows):
+        if r is not None:
+            emb[i] = retriever.embeddings[r]
+    if fresh:
+        emb[fresh] = retriever.embedder.embed([chunks[i].text for i in fresh])
+    return HybridRetriever(chunks, retriever.embedder, emb, BM25().fit([tokenize(c.text) for c in chunks]))
+
+
+def sample_origin(trace: Trace) -> tuple[str, str | None] | None:
+    """(sample corpus, variant) a trace was made on, when it names a shipped sample corpus ("secops+embedded");
+    the caller must still compare content hashes, since the sample files may have changed since."""
+    from ragsec_core.data.corpus import sample_corpus_names, variant_names
+
+    name, _, variant = str(trace.retrieval.get("corpus", "")).partition("+")
+    if name not in sample_corpus_names() or (variant and variant not in variant_names(name)):
+        return None
+    return name, variant or None
+
+
+@dataclass
+class Remediation:
+    removals: list[Removal]
+    pipeline: Pipeline
+    before: Trace
+    after: Trace
+
+    @property
+    def restored(self) -> bool:
+        """The event is gone: the new answer no longer repeats the traced answer, and is correct (and not
+        the attacker's target) when the query carries labels."""
+        after, labels = self.after.answer, self.after.labels
+        if overlaps(after, self.before.answer):
+            return False
+        if labels.target and overlaps(after, labels.target):
+            return False
+        return bool(self.after.signals.correct) if labels.answers else True
+
+
+def remediate(pipeline: Pipeline, trace: Trace, spans: Sequence[SpanRecord]) -> Remediation:
+    """Delete `spans` from their documents, re-index, and re-ask the trace's query with its settings."""
+    if not spans:
+        raise RagsecError("nothing to remove: the traceback found no span")
+    removals = document_removals(trace, spans)
+    corpus = remediated_corpus(pipeline.corpus, removals)
+    fixed = Pipeline(corpus, reindexed(pipeline.retriever, corpus), pipeline.llm)
+    r = trace.retrieval
+    after = fixed.ask(trace.query, k=int(r["k"]), alpha=float(r["alpha"]), use=int(r["use"]),
+                      labels=trace.labels, settings=GenerationSettings(**trace.model["settings"]))
+    return Remediation(removals, fixed, trace, after)

@@ -1,0 +1,1 @@
+"""View models used only by the app, the HTML report and the CLI: figures, highlighting, report, lab state."""

@@ -1,0 +1,86 @@
+"""What the app draws from a D-SCAN analysis: documents x layers density, and token shading per passage.
+
+Both views use the greedy answer (sample 1, the Pass-0 answer) only: it is the generation the analyst is
+investigating; the other samples feed the consistency features, not the picture.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ragsec_core.models.attention import map_prompt
+from ragsec_core.dscan.detector import Detector, DscanResult
+from ragsec_core.data.trace import Trace
+
+
+def doc_layer_weights(result: DscanResult) -> np.ndarray:
+    """(K documents, L layers): each layer's length-normalised attention density Attn(D_k), renormalised
+    over documents so a column reads "share of this layer's per-token attention that each document gets"."""
+    s = result.samples[0]
+    dens = s.doc_mass.mean(axis=0) / np.maximum(s.doc_lengths, 1)[None, :]  # (L, K)
+    total = dens.sum(axis=1, keepdims=True)
+    return (dens / np.where(total > 0, total, 1.0)).T
+
+
+def token_weights(result: DscanResult, trace: Trace, llm: object) -> list[list[tuple[int, int, float]]]:
+    """Per used document (trace.spans order), chunk-local character ranges of its tokens with their
+    attention from the answer (mean over answer tokens, the detector's layer band and heads), scaled by the
+    largest token weight over all documents so shading is comparable across passages."""
+    if not result.attention:
+        raise ValueError("token shading needs the raw attention rows: analyse with keep_rows=True")
+    rows = result.attention[0].rows  # (T, L, H, P)
+    band = result.layers or list(range(rows.shape[1]))
+    per_token = rows[:, band].mean(axis=(0, 1, 2))  # (P,)
+    pmap = map_prompt(llm, trace.prompt, [(s.start, s.end) for s in trace.spans])
+    peak = max((float(per_token[t].max()) for t in pmap.doc_tokens if len(t)), default=0.0) or 1.0
+    out = []
+    for span, toks in zip(trace.spans, pmap.doc_tokens):
+        ranges = []
+        for t in toks:
+            a, b = pmap.offsets[int(t)]
+            ranges.append((max(0, a - span.start), min(span.end, b) - span.start, float(per_token[int(t)]) / peak))
+        out.append(ranges)
+    return out
+
+
+@dataclass(frozen=True)
+class EntropyContext:
+    value: float
+    clean_low: float | None  # 5th percentile over the detector's clean training generations
+    clean_median: float | None
+    clean_high: float | None  # 95th percentile
+
+    @property
+    def below_clean(self) -> bool | None:
+        """Lower entropy than 95 % of clean generations: attention collapsed onto few documents."""
+        return None if self.clean_low is None else self.value < self.clean_low
+
+
+def entropy_context(result: DscanResult, detector: Detector, feature: str = "doc_entropy") -> EntropyContext:
+    rng = detector.clean_range.get(feature)
+    value = float(result.features[feature])
+    return EntropyContext(value, *(rng if rng else (None, None, None)))
+
+
+def heatmap_figure(weights: np.ndarray, doc_labels: list[str], implicated: int | None = None):  # type: ignore[no-untyped-def]
+    """Plotly heatmap, documents x layers. Labels come from the corpus: they are HTML-escaped here,
+    because plotly renders a subset of HTML in tick labels and hover text."""
+    import html
+
+    import plotly.graph_objects as go
+
+    from ragsec_core._util.text import escape_controls
+
+    names = [html.escape(escape_controls(s)) + (" ◀" if i == implicated else "") for i, s in enumerate(doc_labels)]
+    fig = go.Figure(
+        go.Heatmap(
+            z=weights, x=list(range(weights.shape[1])), y=names, colorscale="Blues", zmin=0, zmax=float(max(weights.max(), 1e-9)),
+            colorbar={"title": "share"}, hovertemplate="layer %{x}<br>%{y}<br>share %{z:.3f}<extra></extra>",
+        )
+    )
+    fig.update_layout(xaxis_title="layer", yaxis_title="document (rank · chunk)", yaxis_autorange="reversed",
+                      yaxis_type="category",
+                      height=120 + 40 * len(names), margin={"l": 10, "r": 10, "t": 30, "b": 40})
+    return fig
