@@ -14,7 +14,8 @@ import numpy as np
 from rank_bm25 import BM25Okapi
 
 from ragsec_core.data.corpus import load_corpus
-from ragsec_core.retrieval.hybrid import BM25, tokenize
+from ragsec_core._util.text import tokenize
+from ragsec_core.retrieval.bm25 import BM25
 
 
 def synthetic_corpus(n: int, seed: int = 0) -> list[list[str]]:

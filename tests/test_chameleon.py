@@ -15,7 +15,9 @@ from ragsec_core.chameleon.evaluate import (
 from ragsec_core.chameleon.scenarios import builtin_scenarios, load_scenarios
 from ragsec_core.data.corpus import Chunk
 from ragsec_core._util.errors import RagsecError
-from ragsec_core.retrieval.hybrid import BM25, HybridRetriever, minmax, tokenize
+from ragsec_core._util.text import tokenize
+from ragsec_core.retrieval.bm25 import BM25
+from ragsec_core.retrieval.hybrid import HybridRetriever, minmax
 
 SC = builtin_scenarios()[0]  # vpn_break_glass
 

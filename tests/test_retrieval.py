@@ -4,7 +4,9 @@ from rank_bm25 import BM25Okapi
 
 from ragsec_core.data.corpus import chunk_corpus, load_corpus
 from ragsec_core._util.errors import RagsecError
-from ragsec_core.retrieval.hybrid import BM25, HybridRetriever, tokenize
+from ragsec_core._util.text import tokenize
+from ragsec_core.retrieval.bm25 import BM25
+from ragsec_core.retrieval.hybrid import HybridRetriever
 
 QUERIES = ["What port does SSH use by default?", "How long are firewall logs retained?", "phishing triage steps"]
 

@@ -8,6 +8,7 @@ instead of passing them through.
 from __future__ import annotations
 
 import html
+import re
 import unicodedata
 
 _HIDDEN_CATEGORIES = {"Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp"}
@@ -40,3 +41,15 @@ def html_visible(text: str) -> str:
         else:
             out.append(html.escape(ch, quote=True))
     return "".join(out)
+
+
+_TOKEN = re.compile(r"\w+", re.UNICODE)
+STOPWORDS = frozenset(
+    "a an and are as at be by for from has have he her his in is it its of on or she that the their them "
+    "they this to was were what when where which who whom why will with how does did do".split()
+)
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-cased word tokens without stopwords: BM25, the monitor and the attacks must agree on words."""
+    return [t for t in _TOKEN.findall(text.lower()) if t not in STOPWORDS]

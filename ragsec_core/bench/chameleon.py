@@ -117,7 +117,7 @@ def _tfidf_top(retriever, query: str, n: int = 8) -> list[str]:  # type: ignore[
     import math
     from collections import Counter
 
-    from ragsec_core.retrieval.hybrid import tokenize
+    from ragsec_core._util.text import tokenize
 
     texts = [c.text for c in retriever.chunks]
     df: Counter[str] = Counter(t for x in texts for t in set(tokenize(x)))

@@ -16,7 +16,9 @@ from ragsec_core.data.corpus import Chunk, Corpus, Document, chunk_corpus, load_
 from ragsec_core.retrieval.embed import Embedder
 from ragsec_core._util.errors import RagsecError
 from ragsec_core.rag import index_cache
-from ragsec_core.retrieval.hybrid import BM25, HybridRetriever, tokenize
+from ragsec_core._util.text import tokenize
+from ragsec_core.retrieval.bm25 import BM25
+from ragsec_core.retrieval.hybrid import HybridRetriever
 from ragsec_core.data.spans import sentence_spans
 
 if TYPE_CHECKING:

@@ -69,7 +69,7 @@ def retrieval(sizes: list[int], n_queries: int, quick: bool, hybrid_only: bool =
     if why := sc.shared_missing():
         return {"retrieval_skipped": why}
     from ragsec_core.retrieval.embed import Embedder
-    from ragsec_core.retrieval.hybrid import tokenize
+    from ragsec_core._util.text import tokenize
 
     embedder = Embedder()
     corpus = sc.speed_corpus(max(sizes))
@@ -93,7 +93,8 @@ def bm25_compare(docs: list[list[str]], queries: list[str], rank_queries: list[s
     query time, and whether each query's top-10 (ties by index) equals rank-bm25's."""
     from rank_bm25 import BM25Okapi
 
-    from ragsec_core.retrieval.hybrid import BM25, tokenize
+    from ragsec_core._util.text import tokenize
+    from ragsec_core.retrieval.bm25 import BM25
 
     k = f"_{n // 1000}k"
     res: dict[str, Any] = {}
@@ -180,7 +181,8 @@ def hybrid_latency(texts: list[str], tokens: list[list[str]], vecs: np.ndarray, 
     import faiss
 
     from ragsec_core.data.corpus import Chunk
-    from ragsec_core.retrieval.hybrid import BM25, HybridRetriever
+    from ragsec_core.retrieval.bm25 import BM25
+    from ragsec_core.retrieval.hybrid import HybridRetriever
 
     chunks = [Chunk(f"p{i}#0", f"p{i}", t, 0, len(t)) for i, t in enumerate(texts)]
     t0 = time.perf_counter()

@@ -32,7 +32,7 @@ import numpy as np
 import torch
 
 from ragsec_core.chameleon.fluency import Fluency, perplexity
-from ragsec_core.retrieval.hybrid import STOPWORDS, tokenize
+from ragsec_core._util.text import STOPWORDS, tokenize
 
 __all__ = ["perplexity"]  # re-exported: callers and tests import it from here
 

@@ -10,7 +10,6 @@ import csv
 import hashlib
 import io
 import json
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path

@@ -29,7 +29,8 @@ import numpy as np
 
 from ragsec_core.data.corpus import read_json
 from ragsec_core._util.errors import RagsecError
-from ragsec_core.retrieval.hybrid import HybridRetriever, tokenize
+from ragsec_core._util.text import tokenize
+from ragsec_core.retrieval.hybrid import HybridRetriever
 
 QPD_THRESHOLD_GENERAL, QPD_THRESHOLD_TECHNICAL = 0.15, 0.20
 ROBUST_Z = 3.5

@@ -4,18 +4,15 @@ Hybrid score (Semantic Chameleon, per query): alpha * minmax(dense) + (1 - alpha
 min-max over the candidate pool (the union of each retriever's top-N). Because the pool contains both
 top-N lists, alpha=1 reproduces the dense ranking and alpha=0 the BM25 ranking exactly.
 
-BM25 is a small sparse-matrix implementation of rank-bm25's BM25Okapi (same idf floor, k1, b), so its
-scores equal rank-bm25's while a query costs one sparse mat-vec instead of a Python loop over documents.
+The sparse side is `retrieval.bm25`, the dense index `retrieval.dense`; this module fuses them.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import tempfile
-from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,67 +21,12 @@ import numpy as np
 from scipy import sparse
 
 from ragsec_core.data.corpus import Chunk
+from ragsec_core.retrieval.bm25 import BM25
+from ragsec_core.retrieval.dense import APPROX_MIN_CHUNKS, HNSW_EF_SEARCH, dense_index
 from ragsec_core.retrieval.embed import Embedder
 from ragsec_core._util.inputs import check_params
 
 INDEX_FORMAT = 1
-# Corpora of at least this many chunks get an HNSW dense index (`ragsec bench speed`: recall@10 >= 0.99);
-# smaller ones keep the exact IndexFlatIP, so alpha = 1 is exactly the dense ranking there.
-APPROX_MIN_CHUNKS = 50_000
-HNSW_EF_SEARCH = 128  # >= the candidate depth searched (max(100, 10k))
-_TOKEN = re.compile(r"\w+", re.UNICODE)
-STOPWORDS = frozenset(
-    "a an and are as at be by for from has have he her his in is it its of on or she that the their them "
-    "they this to was were what when where which who whom why will with how does did do".split()
-)
-
-
-def tokenize(text: str) -> list[str]:
-    return [t for t in _TOKEN.findall(text.lower()) if t not in STOPWORDS]
-
-
-class BM25:
-    """BM25Okapi with a precomputed (documents x vocabulary) term-score matrix."""
-
-    def __init__(self, k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25) -> None:
-        self.k1, self.b, self.epsilon = k1, b, epsilon
-        self.vocab: dict[str, int] = {}
-        self.matrix = sparse.csr_matrix((0, 0), dtype=np.float32)
-        self._csc: tuple[sparse.csr_matrix, sparse.csc_matrix] | None = None  # (of matrix, column-major copy)
-
-    def fit(self, corpus_tokens: Sequence[Sequence[str]]) -> "BM25":
-        n_docs = len(corpus_tokens)
-        counts = [Counter(toks) for toks in corpus_tokens]
-        df: Counter[str] = Counter()
-        for c in counts:
-            df.update(c.keys())
-        self.vocab = {t: i for i, t in enumerate(sorted(df))}
-        idf = np.array([np.log(n_docs - df[t] + 0.5) - np.log(df[t] + 0.5) for t in self.vocab], dtype=np.float64)
-        floor = self.epsilon * (idf.mean() if len(idf) else 0.0)
-        idf[idf < 0] = floor
-        lengths = np.array([len(t) for t in corpus_tokens], dtype=np.float64)
-        avgdl = lengths.mean() if n_docs and lengths.mean() > 0 else 1.0
-        rows, cols, vals = [], [], []
-        for d, c in enumerate(counts):
-            norm = self.k1 * (1 - self.b + self.b * lengths[d] / avgdl)
-            for t, tf in c.items():
-                j = self.vocab[t]
-                rows.append(d)
-                cols.append(j)
-                vals.append(idf[j] * tf * (self.k1 + 1) / (tf + norm))
-        self.matrix = sparse.csr_matrix((vals, (rows, cols)), shape=(n_docs, len(self.vocab)), dtype=np.float64)
-        return self
-
-    def scores(self, query: str) -> np.ndarray:
-        """BM25 of every document: the query terms' columns times their counts. A column-major copy of
-        the matrix makes this touch only those columns (measured ~10x faster than a full mat-vec at 100k)."""
-        counts = Counter(t for t in tokenize(query) if t in self.vocab)
-        if not counts:
-            return np.zeros(self.matrix.shape[0], dtype=np.float64)
-        if self._csc is None or self._csc[0] is not self.matrix:  # built lazily, rebuilt if refit/reloaded
-            self._csc = (self.matrix, self.matrix.tocsc())
-        cols = [self.vocab[t] for t in counts]
-        return np.asarray(self._csc[1][:, cols] @ np.array(list(counts.values()), dtype=np.float64)).ravel()
 
 
 @dataclass(frozen=True)
@@ -198,19 +140,6 @@ class HybridRetriever:
             Hit(self.chunks[pool[i]], r, float(bm25[i]), float(dense[i]), float(hybrid[i]), float(bn[i]), float(dn[i]))
             for r, i in enumerate(order, 1)
         ]
-
-
-def dense_index(embeddings: np.ndarray) -> faiss.Index:
-    """Exact inner product below APPROX_MIN_CHUNKS; HNSW from there on, where exact search dominates
-    the query time (measured at 100k: flat 20-30 ms, HNSW ~0.5 ms with recall@10 0.997)."""
-    if len(embeddings) < APPROX_MIN_CHUNKS:
-        index = faiss.IndexFlatIP(embeddings.shape[1])
-    else:
-        index = faiss.IndexHNSWFlat(embeddings.shape[1], 32, faiss.METRIC_INNER_PRODUCT)
-        index.hnsw.efConstruction = 80
-        index.hnsw.efSearch = HNSW_EF_SEARCH
-    index.add(embeddings)
-    return index
 
 
 def minmax(x: np.ndarray) -> np.ndarray:

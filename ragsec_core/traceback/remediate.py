@@ -17,7 +17,9 @@ from ragsec_core.data.corpus import Corpus, Document, chunk_corpus
 from ragsec_core._util.errors import RagsecError
 from ragsec_core.models.llm import GenerationSettings
 from ragsec_core.rag import Pipeline
-from ragsec_core.retrieval.hybrid import BM25, HybridRetriever, tokenize
+from ragsec_core._util.text import tokenize
+from ragsec_core.retrieval.bm25 import BM25
+from ragsec_core.retrieval.hybrid import HybridRetriever
 from ragsec_core.data.spans import Span, merge
 from ragsec_core.data.trace import Trace, overlaps
 from ragsec_core.traceback.ragcharacter import SpanRecord
