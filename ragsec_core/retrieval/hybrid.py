@@ -21,6 +21,7 @@ import numpy as np
 from scipy import sparse
 
 from ragsec_core.data.corpus import Chunk
+from ragsec_core._util.text import tokenize
 from ragsec_core.retrieval.bm25 import BM25
 from ragsec_core.retrieval.dense import APPROX_MIN_CHUNKS, HNSW_EF_SEARCH, dense_index
 from ragsec_core.retrieval.embed import Embedder
