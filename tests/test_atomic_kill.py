@@ -122,9 +122,9 @@ def test_stores_of_other_versions_or_hand_edits_fail_clearly(tmp_path, make_trac
         assert "Re-run" in str(err.value) or "malformed" in str(err.value)
     assert store.get(good.trace_id).answer == "fine"
     assert len(list(store.records())) == 7 and store.skipped == 3
-    r = subprocess.run([sys.executable, "-m", "ragsec_core.cli.main", "traces", "list", "--store", str(store.path)],
+    r = subprocess.run([sys.executable, "-m", "ragsec_core.cli", "traces", "list", "--store", str(store.path)],
                        capture_output=True, text=True, cwd=REPO, timeout=120)
     assert r.returncode == 0 and good.trace_id in r.stdout and "skipped 3 unreadable" in r.stderr
-    r = subprocess.run([sys.executable, "-m", "ragsec_core.cli.main", "traces", "show", "from-the-future", "--store",
+    r = subprocess.run([sys.executable, "-m", "ragsec_core.cli", "traces", "show", "from-the-future", "--store",
                         str(store.path)], capture_output=True, text=True, cwd=REPO, timeout=120)
     assert r.returncode == 2 and "schema version 2" in r.stderr and r.stderr.count("\n") == 1

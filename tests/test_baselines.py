@@ -18,7 +18,7 @@ from ragsec_core._util.errors import RagsecError
 from ragsec_core.rag import Pipeline
 from ragsec_core.data.spans import apply_masks, overlaps
 from ragsec_core.data.trace import Labels
-from ragsec_core.bench.traceback import AttackRecord
+from ragsec_core.bench.attacks import AttackRecord
 
 QUESTION = "What is the hostname of the bastion host?"
 CLAIM = "The bastion host for administrative access is gate02.northwind.example."
@@ -141,3 +141,11 @@ def test_method_names_are_validated():
     assert set(parse_methods(",".join(METHODS))) == set(METHODS)
     with pytest.raises(RagsecError, match="unknown method"):
         parse_methods("ppl,oracle")
+
+
+def test_registry_names_match_classes() -> None:
+    """Every registry entry resolves to a class whose `name` is its key (the lazy paths cannot go stale)."""
+    from ragsec_core.traceback.baselines import method_class
+
+    for name in METHODS:
+        assert method_class(name).name == name

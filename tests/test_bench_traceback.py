@@ -7,7 +7,7 @@ import sys
 
 from ragsec_core.bench.planting import plant
 from ragsec_core.data.corpus import Chunk
-from ragsec_core.bench.traceback import load_attack
+from ragsec_core.bench.attacks import load_attack
 
 from .conftest import REPO, shared_data
 
@@ -44,7 +44,7 @@ def test_bench_cli_end_to_end_on_one_question(tmp_path, llm):
         "incorrect_answer": "gate02.northwind.example", "answer": ["jump.northwind.example"],
     }]))
     out = tmp_path / "r.json"
-    r = subprocess.run([sys.executable, "-m", "ragsec_core.cli.main", "bench", "traceback", "--data", str(data), "--corpus",
+    r = subprocess.run([sys.executable, "-m", "ragsec_core.cli", "bench", "traceback", "--data", str(data), "--corpus",
                         "secops", "--mode", "standalone", "--alpha", "0.5", "--methods", "ragcharacter,robustrag",
                         "--out", str(out)],
                        check=False, capture_output=True, text=True, cwd=REPO, timeout=900)
@@ -59,10 +59,10 @@ def test_bench_cli_end_to_end_on_one_question(tmp_path, llm):
     assert res["methods"]["ragcharacter"]["char_f1"] == res["char_f1"]  # top-level keys stay RAGCharacter's
     if res["events"]:
         assert "robustrag" in r.stdout and set(res["per_event"][0]["methods"]) == {"ragcharacter", "robustrag"}
-    unknown = subprocess.run([sys.executable, "-m", "ragsec_core.cli.main", "bench", "traceback", "--data", str(data),
+    unknown = subprocess.run([sys.executable, "-m", "ragsec_core.cli", "bench", "traceback", "--data", str(data),
                               "--methods", "ppl,nope"], check=False, capture_output=True, text=True, cwd=REPO, timeout=120)
     assert unknown.returncode == 2 and "unknown method 'nope'" in unknown.stderr
-    bad = subprocess.run([sys.executable, "-m", "ragsec_core.cli.main", "bench", "traceback", "--data", str(tmp_path / "nope.json")],
+    bad = subprocess.run([sys.executable, "-m", "ragsec_core.cli", "bench", "traceback", "--data", str(tmp_path / "nope.json")],
                          check=False, capture_output=True, text=True, cwd=REPO, timeout=120)
     assert bad.returncode == 2 and "not found" in bad.stderr
 
@@ -83,7 +83,7 @@ def test_split_runs_merge_into_one_result(tmp_path):
                                     "per_event": events, "config": config | {"first_question": first, "out": str(path)}}))
         parts.append(str(path))
     out = tmp_path / "all.json"
-    r = subprocess.run([sys.executable, "-m", "ragsec_core.cli.main", "bench", "traceback", "--data", "d.json", "--merge", *parts,
+    r = subprocess.run([sys.executable, "-m", "ragsec_core.cli", "bench", "traceback", "--data", "d.json", "--merge", *parts,
                         "--out", str(out)], check=False, capture_output=True, text=True, cwd=REPO, timeout=120)
     assert r.returncode == 0, r.stderr
     merged = json.loads(out.read_text())
@@ -93,6 +93,6 @@ def test_split_runs_merge_into_one_result(tmp_path):
     bad = json.loads(open(parts[1]).read())
     bad["config"]["k"] = 3
     open(parts[1], "w").write(json.dumps(bad))
-    r = subprocess.run([sys.executable, "-m", "ragsec_core.cli.main", "bench", "traceback", "--data", "d.json", "--merge", *parts],
+    r = subprocess.run([sys.executable, "-m", "ragsec_core.cli", "bench", "traceback", "--data", "d.json", "--merge", *parts],
                        check=False, capture_output=True, text=True, cwd=REPO, timeout=120)
     assert r.returncode == 2 and "one configuration" in r.stderr

@@ -13,8 +13,8 @@ from .conftest import REPO
 
 def ragsec(*args, store):
     return subprocess.run(
-        [sys.executable, "-m", "ragsec_core.cli.main", *args, "--store", str(store)] if args[0] != "corpora"
-        else [sys.executable, "-m", "ragsec_core.cli.main", *args],
+        [sys.executable, "-m", "ragsec_core.cli", *args, "--store", str(store)] if args[0] != "corpora"
+        else [sys.executable, "-m", "ragsec_core.cli", *args],
         capture_output=True, text=True, cwd=REPO, timeout=600,
     )
 

@@ -146,7 +146,7 @@ def test_cli_ctrl_c_exits_130_without_a_traceback_or_a_partial_trace(tmp_path):
     # An empty model/index cache makes the run slow for certain (the GGUF is dequantised, ~20 s), so the
     # signal lands mid-run even on a fast machine where a warm `ask` would finish within the second.
     env = {**os.environ, "RAGSEC_CACHE_DIR": str(tmp_path / "cold-cache")}
-    proc = subprocess.Popen([sys.executable, "-m", "ragsec_core.cli.main", "ask", BASTION, "--corpus", "secops", "--store", str(store)],
+    proc = subprocess.Popen([sys.executable, "-m", "ragsec_core.cli", "ask", BASTION, "--corpus", "secops", "--store", str(store)],
                             cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             # a CI runner started in the background ignores SIGINT, and children inherit that;
                             # the user at a terminal does not, so the child starts with the default disposition

@@ -212,7 +212,7 @@ def test_bench_dscan_bad_input_exits_2_before_loading_models(tmp_path, extra, me
     bad.write_text(json.dumps([{"question": "q", "context": [], "adv_texts": []}]))
     args = ["--data", str(bad)] + [str(bad) if a == "BADFILE" else a for a in extra]
     r = subprocess.run(
-        [sys.executable, "-m", "ragsec_core.cli.main", "bench", "dscan", *args, "--out", str(tmp_path / "r.json")],
+        [sys.executable, "-m", "ragsec_core.cli", "bench", "dscan", *args, "--out", str(tmp_path / "r.json")],
         capture_output=True, text=True, cwd=REPO, timeout=120,
     )
     assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr, r.stderr

@@ -155,7 +155,7 @@ def test_chat_template_tokens_in_untrusted_text_stay_plain_text(llm):
 # ---------------------------------------------------------------- CLI
 
 def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "ragsec_core.cli.main", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "ragsec_core.cli", *args], capture_output=True, text=True,
                           cwd=REPO, timeout=600, env={**os.environ, **(env or {})})
 
 

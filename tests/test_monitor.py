@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from ragsec_core.bench.chameleon import default_query_sets
+from ragsec_core.monitor.detectors import default_query_sets
 from ragsec_core.chameleon.evaluate import SLEEPER_ID, TRIGGER_ID, inject
 from ragsec_core.chameleon.scenarios import builtin_scenarios
 from ragsec_core._util.errors import RagsecError

@@ -115,13 +115,13 @@ def test_cli_trace_writes_an_atomic_artifact(tmp_path, bastion):
     TraceStore(store).append(bastion)
     out = tmp_path / "artifact.json"
     r = subprocess.run(
-        [sys.executable, "-m", "ragsec_core.cli.main", "trace", bastion.trace_id, "--store", str(store), "--out", str(out)],
+        [sys.executable, "-m", "ragsec_core.cli", "trace", bastion.trace_id, "--store", str(store), "--out", str(out)],
         capture_output=True, text=True, cwd=REPO, timeout=600,
     )
     assert r.returncode == 0, r.stderr
     assert "attribution" in r.stdout and "Sanitised answer" in r.stdout
     art = json.loads(out.read_text())
     assert art["trace"]["trace_id"] == bastion.trace_id and art["pass1"]["resolved"]
-    bad = subprocess.run([sys.executable, "-m", "ragsec_core.cli.main", "trace", "nope", "--store", str(store)],
+    bad = subprocess.run([sys.executable, "-m", "ragsec_core.cli", "trace", "nope", "--store", str(store)],
                          capture_output=True, text=True, cwd=REPO, timeout=120)
     assert bad.returncode == 2 and "no trace" in bad.stderr

@@ -1,4 +1,4 @@
-"""`ragsec bench chameleon` (Semantic Chameleon sweep) and `ragsec bench monitor` (corpus monitor).
+"""`ragsec bench chameleon`: the Semantic Chameleon sweep.
 
 The sweep: n seeded trials (trial i attacks scenario i mod S with seed base + i div S), each builds a
 sleeper/trigger pair against MiniLM, injects it into the corpus and measures co-retrieval, any-retrieval,
@@ -15,48 +15,13 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
-from ragsec_core.cli.monitor import _qpd_threshold, default_query_sets, register_monitor
 from ragsec_core._util.paths import shared_data_dir
 from ragsec_core._util.errors import RagsecError
 
-__all__ = ["default_query_sets", "register", "register_monitor"]  # re-exported for cli.py and monitor_view
 
 SHARED_REFERENCE = shared_data_dir() / "semantic_chameleon"
 JOINT_ALPHAS = (0.7, 0.5, 0.3)
-
-
-def register(subparsers: Any) -> None:
-    p = subparsers.add_parser("chameleon", help="Semantic Chameleon: sleeper/trigger attack vs hybrid retrieval")
-    p.add_argument("--corpus", action="append", default=None,
-                   help="corpus (sample name, folder, .jsonl, .csv, attack .json; repeat to merge); known poisons "
-                        "are dropped (default: the sample security corpus 'secops')")
-    p.add_argument("--scenarios", default=None,
-                   help="scenario JSON list (default: the corpus's shipped chameleon_scenarios.json, e.g. "
-                        "sample_corpora/secops/; the built-in security scenarios for other corpora)")
-    p.add_argument("--trials", type=int, default=5, help="attack trials, cycling over scenarios (paper: 25-50)")
-    p.add_argument("--method", choices=["gradient", "blackbox"], default="gradient", help="optimiser of the main attack")
-    p.add_argument("--iterations", type=int, default=100)
-    p.add_argument("--candidates", type=int, default=5)
-    p.add_argument("--max-modified", type=float, default=0.15, help="fraction of word tokens that may change")
-    p.add_argument("--ppl-cap", type=float, default=100.0, help="perplexity cap under the local LM")
-    p.add_argument("--no-fluency", action="store_true", help="skip the perplexity filter (no LLM in the loop)")
-    p.add_argument("--sleeper-form", choices=["bridge", "literal"], default="bridge", help="eq. 1 reading (see docs)")
-    p.add_argument("--joint-trials", type=int, default=None, help="trials of the joint attack (default: --trials; 0 skips)")
-    p.add_argument("--keyword-trials", type=int, default=None, help="trials reused by the keyword sweep (default: all; 0 skips)")
-    p.add_argument("--no-e2e", action="store_true", help="skip the end-to-end LLM evaluation")
-    p.add_argument("--e2e-scenarios", type=int, default=None, help="scenarios run end-to-end (default: all)")
-    p.add_argument("--e2e-tokens", type=int, default=32, help="new tokens per end-to-end answer")
-    p.add_argument("--no-detectors", action="store_true", help="skip the corpus monitor evaluation")
-    p.add_argument("--stealth-threshold", type=float, default=0.30)
-    p.add_argument("--qpd-threshold", type=float, default=None, help="default 0.20 (secops) / 0.15 (others)")
-    p.add_argument("--queries-per-day", type=int, default=10_000, help="query volume for alerts/day")
-    p.add_argument("--seed", type=int, default=42)
-    p.add_argument("--max-minutes", type=float, default=None, help="stop starting new trials after this long")
-    p.add_argument("--out", default="chameleon_results.json")
-    p.set_defaults(func=cmd_chameleon)
-    register_monitor(subparsers)
 
 
 # ---------------------------------------------------------------- helpers
@@ -160,6 +125,7 @@ def cmd_chameleon(args: argparse.Namespace) -> int:
     _check_common(args)
     from ragsec_core._util.atomic import write_text_atomic
     from ragsec_core.chameleon.scenarios import default_scenario_file, load_scenarios
+    from ragsec_core.monitor.detectors import default_query_sets, qpd_threshold
 
     scenario_file = args.scenarios or default_scenario_file(args.corpus)
     scenarios = load_scenarios(scenario_file)
@@ -167,7 +133,7 @@ def cmd_chameleon(args: argparse.Namespace) -> int:
     out_path = Path(args.out).expanduser()
     if out_path.is_dir():
         raise RagsecError(f"--out '{out_path}' is a folder: give a file name")
-    qpd_thr = _qpd_threshold(args.qpd_threshold, corpus.name)
+    qpd_thr = qpd_threshold(args.qpd_threshold, corpus.name)
 
     import numpy as np
     from tqdm import tqdm

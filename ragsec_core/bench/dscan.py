@@ -32,29 +32,6 @@ N_GRID = (1, 3, 5, 7, 10)
 ZERO_SHOT_SYSTEM = "You are a careful fact checker who inspects retrieved contexts before they are used."
 
 
-def register(subparsers: Any) -> None:
-    p = subparsers.add_parser("dscan", help="D-SCAN attention-collapse detector: evaluate and train")
-    p.add_argument("--data", required=True, help="Stealthy-Attacks JSON (records with question, context, adv_texts)")
-    p.add_argument("--n-samples", type=int, default=10, help="answers per prompt (1 greedy + N-1 sampled)")
-    p.add_argument("--limit", type=int, default=100, help="number of questions (each gives a clean/poisoned pair)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", default="results.json")
-    p.add_argument("--max-new-tokens", type=int, default=16)
-    p.add_argument("--temperature", type=float, default=0.7, help="temperature of the sampled answers")
-    p.add_argument("--raw", default=None, help="resumable raw-statistics cache (default: OUT.raw.jsonl)")
-    p.add_argument("--length-matched", action="store_true",
-                   help="control: clean passages at the poisoned positions cut/extended to the poisoned passages' "
-                        "lengths (pass --raw of the normal run to reuse its poisoned prompts)")
-    p.add_argument("--question-matched", action="store_true",
-                   help="control: as --length-matched, and the clean passages at the poisoned positions also begin "
-                        "with the question, as the black-box poisons do")
-    p.add_argument("--no-zero-shot", action="store_true", help="skip the zero-shot baseline (one extra pass per prompt)")
-    p.add_argument("--save-detector", default=None, help="write the detector trained on all pairs to this JSON")
-    p.add_argument("--threads", type=int, default=1,
-                   help="torch CPU threads (1 is fastest on a shared machine: OpenMP spin-waits under contention)")
-    p.set_defaults(func=cmd_dscan)
-
-
 def cmd_dscan(args: argparse.Namespace) -> int:
     data = Path(args.data).expanduser()
     if not data.is_file():

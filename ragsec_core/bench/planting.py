@@ -9,9 +9,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-
+from ragsec_core.bench.attacks import AttackRecord
 from ragsec_core.data.corpus import Chunk, Corpus, Document, chunk_corpus, load_corpus
 from ragsec_core.retrieval.embed import Embedder
 from ragsec_core._util.errors import RagsecError
@@ -21,8 +20,6 @@ from ragsec_core.retrieval.bm25 import BM25
 from ragsec_core.retrieval.hybrid import HybridRetriever
 from ragsec_core.data.spans import sentence_spans
 
-if TYPE_CHECKING:
-    from ragsec_core.bench.traceback import AttackRecord
 
 
 @dataclass

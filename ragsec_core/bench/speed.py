@@ -35,24 +35,6 @@ TARGETS = {  # key: (comparison, bound) from the issue's "Done when"
 }
 
 
-def register(subparsers: Any) -> None:
-    p = subparsers.add_parser("speed", help="performance: Pass-1 replay, retrieval, attention capture, start-up")
-    p.add_argument("--out", default=None, help="write results JSON here")
-    p.add_argument("--quick", action="store_true", help="small sizes: a few minutes instead of ~half an hour")
-    p.add_argument("--only", default=",".join(SECTIONS), help=f"comma-separated sections of {SECTIONS}")
-    p.add_argument("--data", default=str(DEFAULT_DATA), help="attack file for the traceback events")
-    p.add_argument("--events", type=int, default=None, help="traced events (default 20, quick 3)")
-    p.add_argument("--questions", type=int, default=100, help="at most this many questions scanned for events")
-    p.add_argument("--first-question", type=int, default=0, help="scan from this question (split a run over processes)")
-    p.add_argument("--last-question", type=int, default=None, help="stop before this question (the other end of a split)")
-    p.add_argument("--sizes", default=None, help="BM25 corpus sizes (default 20000,100000)")
-    p.add_argument("--queries", type=int, default=None, help="retrieval queries (default 100, quick 20)")
-    p.add_argument("--attn-tokens", default=None, help="attention prompt lengths (default 600,2000; quick 600)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--merge", nargs="*", default=None, help="only merge these result files and print the table")
-    p.set_defaults(func=cmd_bench_speed)
-
-
 def cmd_bench_speed(args: argparse.Namespace) -> int:
     if args.merge:
         results = merge([json.loads(Path(f).read_text()) for f in args.merge])
@@ -139,7 +121,7 @@ def traceback_speed(
     from ragsec_core.rag import Pipeline
     from ragsec_core.data.trace import Labels
     from ragsec_core.traceback.ragcharacter import run_pass1
-    from ragsec_core.bench.traceback import load_attack
+    from ragsec_core.bench.attacks import load_attack
 
     llm, embedder = load_llm(), Embedder()
     records = load_attack(data)[:max_questions]

@@ -35,7 +35,7 @@ def shared_missing(data_root: Path = SHARED_DATA) -> str | None:
 def real_texts(data_root: Path = SHARED_DATA) -> list[str]:
     """Context passages, adversarial texts and questions of the shared files, plus the sample corpora."""
     from ragsec_core.data.corpus import load_corpus, sample_corpus_names
-    from ragsec_core.bench.traceback import load_attack
+    from ragsec_core.bench.attacks import load_attack
 
     texts: list[str] = []
     for name in ATTACK_FILES:
@@ -92,7 +92,7 @@ def speed_corpus(n: int, seed: int = 0, data_root: Path = SHARED_DATA) -> SpeedC
 
 def queries(limit: int = 200, data_root: Path = SHARED_DATA) -> list[str]:
     """Real questions of the shared attack files."""
-    from ragsec_core.bench.traceback import load_attack
+    from ragsec_core.bench.attacks import load_attack
 
     qs = [r.question for name in ATTACK_FILES for r in load_attack(data_root / name)]
     return list(dict.fromkeys(qs))[:limit]

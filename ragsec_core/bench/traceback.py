@@ -13,71 +13,15 @@ import json
 import random
 import statistics
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ragsec_core._util.errors import RagsecError
+from ragsec_core.bench.attacks import AttackRecord, load_attack
 
-
-@dataclass(frozen=True)
-class AttackRecord:
-    id: str
-    question: str
-    adv_texts: tuple[str, ...]
-    incorrect: str
-    answers: tuple[str, ...]
-    context: tuple[tuple[str, str], ...]  # (title, text) clean passages shipped with the record
-
-
-def load_attack(path: Path) -> list[AttackRecord]:
-    """PoisonedRAG object format, Stealthy list format, or a list with `incorrect_answer` / `answer`."""
-    from ragsec_core.data.corpus import read_json
-
-    data = read_json(path, "attack data")
-    rows = list(data.values()) if isinstance(data, dict) else data
-    out = []
-    for i, r in enumerate(rows if isinstance(rows, list) else []):
-        if not isinstance(r, dict) or "question" not in r or "adv_texts" not in r:
-            raise RagsecError(f"'{path}': record {i} lacks 'question' / 'adv_texts'")
-        advs = tuple(a["context"] if isinstance(a, dict) else str(a) for a in r["adv_texts"])
-        correct = r.get("correct answer", r.get("answer", []))
-        answers = tuple(str(a) for a in (correct if isinstance(correct, list) else [correct]))
-        incorrect = str(r.get("incorrect answer", r.get("incorrect_answer", "")))
-        ctx = tuple((str(c.get("title", "")), str(c.get("text", ""))) for c in r.get("context", []) or [])
-        out.append(AttackRecord(str(r.get("id", i)), r["question"], advs, incorrect, answers, ctx))
-    if not out:
-        raise RagsecError(f"'{path}' holds no attack records")
-    return out
-
-
-def register(subparsers: Any) -> None:
-    p = subparsers.add_parser("traceback", help="RAGCharacter Pass-1 benchmark (Char F1 / IoU / FPR)")
-    p.add_argument("--data", required=True, help="attack file (PoisonedRAG / Stealthy / list format)")
-    p.add_argument("--corpus", default=None, help="clean corpus (default: the data file's context passages)")
-    p.add_argument("--mode", choices=["embedded", "standalone"], default="embedded")
-    p.add_argument("--attack-form", choices=["black", "text"], default="black")
-    p.add_argument("--poisons-per-query", type=int, default=1)
-    p.add_argument("--k", type=int, default=5)
-    p.add_argument("--use", type=int, default=None)
-    p.add_argument("--alpha", type=float, default=1.0)
-    p.add_argument("--mask-mode", choices=["delete", "placeholder"], default="delete")
-    p.add_argument("--objective", choices=["event", "oracle"], default="event")
-    p.add_argument("--limit", type=int, default=50)
-    p.add_argument("--first-question", type=int, default=0,
-                   help="start at this question (the seeded plants of earlier ones are still drawn): split a run")
-    p.add_argument("--merge", nargs="+", default=None, metavar="RESULTS",
-                   help="only merge result files of one split run (same config) into --out and print the table")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--methods", default="ragcharacter",
-                   help="comma-separated: ragcharacter,ppl,ragforensics,ragorigin,robustrag,ppl-char,"
-                        "ragforensics-char,ragorigin-char (all run on the same events)")
-    p.add_argument("--judge-model", default=None,
-                   help="local HF model folder or .gguf for the baselines' judge/proxy (default: the victim LM)")
-    p.add_argument("--ppl-quantile", type=float, default=0.95, help="PPL cutoff: this quantile of benign chunks")
-    p.add_argument("--ppl-sample", type=int, default=100, help="benign corpus chunks sampled for the PPL cutoff")
-    p.add_argument("--out", default=None, help="write results JSON here (atomically)")
-    p.set_defaults(func=cmd_bench_traceback)
+PLANT_MODES = ("embedded", "standalone")  # inside a clean host passage at a sentence boundary, or alone
+# black: PoisonedRAG's black-box form (the question, then the adversarial text); text: the text alone
+ATTACK_FORMS = ("black", "text")
 
 
 def cmd_bench_traceback(args: argparse.Namespace) -> int:

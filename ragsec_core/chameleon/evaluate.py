@@ -21,6 +21,7 @@ from ragsec_core.chameleon.attack import (
     Encoder, JointObjective, OptimResult, SleeperObjective, TriggerObjective, keyword_overlap,
     optimise_blackbox, optimise_gradient, query_keywords,
 )
+from ragsec_core._util.stats import wilson
 from ragsec_core.chameleon.scenarios import Scenario
 from ragsec_core.data.corpus import Chunk
 from ragsec_core.retrieval.hybrid import HybridRetriever
@@ -32,17 +33,6 @@ SLEEPER_ID, TRIGGER_ID = "chameleon-sleeper", "chameleon-trigger"
 
 
 # ---------------------------------------------------------------- statistics
-
-def wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
-    """95 % Wilson score interval for k successes in n trials."""
-    if n <= 0:
-        return (0.0, 1.0)
-    p = k / n
-    den = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / den
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
-    return (max(0.0, centre - half), min(1.0, centre + half))
-
 
 def rate(k: int, n: int) -> dict:
     lo, hi = wilson(k, n)

@@ -1,4 +1,4 @@
-"""`python -m ragsec_core.cli.main`."""
+"""`python -m ragsec_core.cli`: the `ragsec` command without the console script."""
 
 from ragsec_core.cli.main import main
 

@@ -28,6 +28,7 @@ import numpy as np
 import torch
 
 from ragsec_core._util.errors import RagsecError
+from ragsec_core.models.llm import eos_ids
 
 DEFAULT_TEMPERATURE = 0.7  # for samples 2..N; sample 1 is always the greedy (Pass-0) answer
 
@@ -171,7 +172,7 @@ def generate_with_attention(
     model, tok = llm.model, llm.tokenizer
     ids = llm.encode(prompt)
     n_prompt = int(ids.shape[1])
-    eos = _eos_ids(llm)
+    eos = eos_ids(llm)
     gen = torch.Generator(device="cpu").manual_seed(seed)
     hook = _RowHook(model, n_prompt)
     tokens: list[list[int]] = [[] for _ in range(n_samples)]
@@ -257,14 +258,6 @@ def _choose(logits: torch.Tensor, temperature: float, gen: torch.Generator) -> t
     sampled = torch.multinomial(probs.cpu(), 1, generator=gen)[:, 0].to(logits.device)
     sampled[0] = greedy[0]
     return sampled
-
-
-def _eos_ids(llm: Any) -> set[int]:
-    cfg = getattr(llm.model, "generation_config", None)
-    eos = getattr(cfg, "eos_token_id", None) if cfg is not None else None
-    if eos is None:
-        eos = llm.tokenizer.eos_token_id
-    return set(eos if isinstance(eos, list) else [eos]) - {None}
 
 
 def _answer(tok: Any, ids: list[int], probs: list[float], rows: list[np.ndarray], mass: list[np.ndarray],

@@ -137,6 +137,9 @@ class LLM:
         kwargs: dict[str, Any] = {"max_new_tokens": s.max_new_tokens, "do_sample": s.do_sample}
         if s.do_sample:
             kwargs["temperature"] = s.temperature
+        eos = eos_ids(self)
+        if eos:  # the same set D-SCAN capture and Pass-1 replay stop on, stated rather than implied
+            kwargs["eos_token_id"] = sorted(eos)
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.tokenizer.eos_token_id
         t0 = time.perf_counter()
         with self._lock, torch.no_grad():
@@ -146,6 +149,23 @@ class LLM:
         new = out[0, ids.shape[1] :]
         text = self.tokenizer.decode(new, skip_special_tokens=True).strip()
         return Generation(text, int(ids.shape[1]), int(new.shape[0]), (time.perf_counter() - t0) * 1000)
+
+
+def eos_ids(llm: Any) -> frozenset[int]:
+    """The token ids greedy decoding stops on: the generation config's `eos_token_id` (int or list), only.
+
+    That is exactly what transformers' `generate` stops on (`EosTokenCriteria` over
+    `generation_config.eos_token_id`; it never consults the tokenizer), so `LLM.generate` (Pass-0),
+    Pass-1's `ReplayEngine` and D-SCAN's attention capture all end an answer on the same token. Adding the
+    tokenizer's EOS (as a union, or as a fallback when the config has none) would let a replay stop where
+    Pass-0 did not, and the replayed answer would no longer be the one in the trace. Accepts any object
+    with `.model` (an `LLM` or a look-alike)."""
+    cfg = getattr(llm.model, "generation_config", None)
+    eos = getattr(cfg, "eos_token_id", None)
+    if eos is None:
+        return frozenset()
+    ids = eos.tolist() if isinstance(eos, torch.Tensor) else eos
+    return frozenset(int(i) for i in (ids if isinstance(ids, (list, tuple)) else [ids]) if i is not None)
 
 
 def _private_backends(tokenizer: Any) -> dict[bool, Any]:

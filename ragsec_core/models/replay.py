@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from ragsec_core.models.llm import LLM, GenerationSettings
+from ragsec_core.models.llm import LLM, GenerationSettings, eos_ids
 
 MAX_CACHED_PROMPTS = 6  # ~28 MB of KV each for a 600-token SmolLM2 prompt
 DRAFT_TOKENS = 8  # drafted tokens verified per forward after a divergence
@@ -117,7 +117,7 @@ class ReplayEngine:
 
     def _greedy(self, argmax: torch.Tensor, ref: torch.Tensor, cache: Any, ids: torch.Tensor) -> list[int]:
         """Follow the teacher-forced argmax while it agrees with the reference, then decode normally."""
-        eos = set(_eos_ids(self.llm))
+        eos = eos_ids(self.llm)
         limit = self.settings.max_new_tokens
         tokens: list[int] = []
         j = 0
@@ -144,7 +144,7 @@ class ReplayEngine:
         return tokens
 
     def _decode(
-        self, tokens: list[int], cache: Any, prompt_len: int, sources: list[list[int]], eos: set[int], limit: int
+        self, tokens: list[int], cache: Any, prompt_len: int, sources: list[list[int]], eos: frozenset[int], limit: int
     ) -> list[int]:
         """Greedy decoding after the divergence, verifying drafted tokens in one forward where it can.
 
@@ -240,9 +240,3 @@ def _crop(cache: Any, keep: int) -> None:
     n = cache.get_seq_length()
     if n > keep:
         cache.crop(-(n - keep))
-
-
-def _eos_ids(llm: LLM) -> list[int]:
-    ids = llm.model.generation_config.eos_token_id
-    ids = ids if isinstance(ids, list) else [ids]
-    return [i for i in ids + [llm.tokenizer.eos_token_id] if i is not None]

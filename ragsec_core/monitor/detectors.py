@@ -23,11 +23,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from typing import Protocol
 from pathlib import Path
 
 import numpy as np
 
-from ragsec_core.data.corpus import read_json
+from ragsec_core.data.corpus import Corpus, read_json
 from ragsec_core._util.errors import RagsecError
 from ragsec_core._util.text import tokenize
 from ragsec_core.retrieval.hybrid import HybridRetriever
@@ -258,4 +259,33 @@ def load_query_sets(path: str | Path) -> tuple[list[str], list[str]]:
         raise RagsecError(f"'{p}': expected {{\"sensitive\": [queries], \"benign\": [queries]}}")
     if not sens or not ben:
         raise RagsecError(f"'{p}': needs at least one sensitive and one benign query")
+    return sens, ben
+
+
+def qpd_threshold(value: float | None, corpus_name: str) -> float:
+    """The QPD flag threshold: the user's, else the technical corpora's stricter default (their sensitive
+    queries share more vocabulary with benign ones) or the general one."""
+    if value is not None:
+        if not 0 <= value < 1:
+            raise RagsecError(f"--qpd-threshold must be in [0, 1) (got {value})")
+        return value
+    return QPD_THRESHOLD_TECHNICAL if "secops" in corpus_name else QPD_THRESHOLD_GENERAL
+
+
+class _Scenario(Protocol):
+    """What the monitor reads of a Chameleon scenario (the monitor does not depend on the attack)."""
+
+    @property
+    def target_query(self) -> str: ...
+    @property
+    def sensitive_queries(self) -> Sequence[str]: ...
+    @property
+    def benign_queries(self) -> Sequence[str]: ...
+
+
+def default_query_sets(scenarios: Sequence[_Scenario], corpus: Corpus) -> tuple[list[str], list[str]]:
+    """Sensitive queries = the scenarios' targets and their families; benign = the scenarios' benign
+    queries plus the corpus's demo queries (duplicates dropped, order kept)."""
+    sens = list(dict.fromkeys(q for s in scenarios for q in (s.target_query, *s.sensitive_queries)))
+    ben = list(dict.fromkeys([q for s in scenarios for q in s.benign_queries] + [q.query for q in corpus.queries]))
     return sens, ben

@@ -1,4 +1,4 @@
-"""Character-level localisation metrics (RAGCharacter eq. 1-3) and small statistics helpers.
+"""Character-level localisation metrics (RAGCharacter eq. 1-3).
 
 Spans are sets of character positions in one coordinate system (prompt-global in the benchmark);
 overlapping spans count each character once.
@@ -6,10 +6,10 @@ overlapping spans count each character once.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from ragsec_core._util.stats import wilson as wilson  # re-export until tests/test_spans.py imports _util.stats
 from ragsec_core.data.spans import Span, merge
 
 
@@ -44,12 +44,3 @@ def char_scores(predicted: Iterable[Span], truth: Iterable[Span]) -> CharScores:
     f1 = 2 * prec * rec / (prec + rec) if prec + rec else 0.0
     return CharScores(f1, inter / union if union else 0.0, (np_ - inter) / np_ if np_ else 0.0, prec, rec)
 
-
-def wilson(successes: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
-    """95% Wilson score interval for a proportion."""
-    if n == 0:
-        return (0.0, 1.0)
-    p = successes / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return (max(0.0, centre - half), min(1.0, centre + half))

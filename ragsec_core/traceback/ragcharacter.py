@@ -33,8 +33,8 @@ from ragsec_core.data.spans import (
 )
 from ragsec_core.data.trace import Trace, compute_signals, contains_norm, fires, triggered
 from ragsec_core.data.trace import overlaps as answer_overlaps
+from ragsec_core.traceback.options import OBJECTIVES
 
-OBJECTIVES = ("event", "oracle")
 
 
 @dataclass(frozen=True)

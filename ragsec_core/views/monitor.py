@@ -32,7 +32,7 @@ DETECTOR_LABELS = {
 
 
 def default_queries(corpus: Corpus) -> tuple[list[str], list[str]]:
-    from ragsec_core.bench.chameleon import default_query_sets
+    from ragsec_core.monitor.detectors import default_query_sets
     from ragsec_core.chameleon.scenarios import builtin_scenarios
 
     return default_query_sets(builtin_scenarios(), corpus)

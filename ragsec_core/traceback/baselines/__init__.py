@@ -1,38 +1,64 @@
 """Traceback baselines of RAGCharacter §5.1 (PPL, RAGForensics, RAGOrigin, RobustRAG and the -Char
-hybrids) and our Pass-1, all behind one interface: `get(name).run(trace, ctx) -> MethodResult`."""
+hybrids) and our Pass-1, all behind one interface: `get(name).run(trace, ctx) -> MethodResult`.
+
+The registry maps each method name to the class that implements it, as a `module:Class` path resolved
+on first use, so listing the methods (argparse `choices`, the app's select boxes) imports no model code.
+A new method is one module here plus one line in `METHODS`.
+"""
 
 from __future__ import annotations
 
-from ragsec_core._util.errors import RagsecError
-from ragsec_core.traceback.baselines.base import Method, MethodContext, MethodResult
-from ragsec_core.traceback.baselines.evidence import RAGForensicsChar, RAGOriginChar
-from ragsec_core.traceback.baselines.ppl import PPL, calibrate
-from ragsec_core.traceback.baselines.ppl_char import PPLChar
-from ragsec_core.traceback.baselines.ragcharacter import RAGCharacter
-from ragsec_core.traceback.baselines.ragforensics import RAGForensics
-from ragsec_core.traceback.baselines.ragorigin import RAGOrigin
-from ragsec_core.traceback.baselines.robustrag import RobustRAG
+import importlib
+from typing import TYPE_CHECKING, Any
 
-METHODS: dict[str, type] = {
-    m.name: m
-    for m in (RAGCharacter, PPL, RAGForensics, RAGOrigin, RobustRAG, PPLChar, RAGForensicsChar, RAGOriginChar)
+from ragsec_core._util.errors import RagsecError
+
+if TYPE_CHECKING:
+    from ragsec_core.traceback.baselines.base import Method, MethodContext, MethodResult
+    from ragsec_core.traceback.baselines.ppl import calibrate
+
+METHODS: dict[str, str] = {
+    "ragcharacter": "ragcharacter:RAGCharacter",
+    "ppl": "ppl:PPL",
+    "ragforensics": "ragforensics:RAGForensics",
+    "ragorigin": "ragorigin:RAGOrigin",
+    "robustrag": "robustrag:RobustRAG",
+    "ppl-char": "ppl_char:PPLChar",
+    "ragforensics-char": "evidence:RAGForensicsChar",
+    "ragorigin-char": "evidence:RAGOriginChar",
 }
 
-__all__ = ["METHODS", "Method", "MethodContext", "MethodResult", "calibrate", "get", "parse_methods"]
+_LAZY = {"Method": "base", "MethodContext": "base", "MethodResult": "base", "calibrate": "ppl"}
+
+__all__ = ["METHODS", "Method", "MethodContext", "MethodResult", "calibrate", "get", "method_class", "parse_methods"]
+
+
+def method_class(name: str) -> type:
+    """The class registered under `name` (imports its module)."""
+    try:
+        module, cls = METHODS[name].split(":")
+    except KeyError:
+        raise RagsecError(f"unknown method '{name}' (choose from {', '.join(METHODS)})") from None
+    return getattr(importlib.import_module(f"{__name__}.{module}"), cls)  # type: ignore[no-any-return]
 
 
 def get(name: str) -> Method:
-    try:
-        return METHODS[name]()  # type: ignore[no-any-return]
-    except KeyError:
-        raise RagsecError(f"unknown method '{name}' (choose from {', '.join(METHODS)})") from None
+    """A fresh instance of the method registered under `name`."""
+    return method_class(name)()  # type: ignore[no-any-return]
 
 
 def parse_methods(spec: str) -> list[str]:
-    """A comma-separated method list, validated and de-duplicated in order."""
+    """A comma-separated method list, validated and de-duplicated in order (no model code imported)."""
     names = list(dict.fromkeys(n.strip().lower() for n in spec.split(",") if n.strip()))
     if not names:
         raise RagsecError("--methods is empty")
     for n in names:
-        get(n)
+        if n not in METHODS:
+            raise RagsecError(f"unknown method '{n}' (choose from {', '.join(METHODS)})")
     return names
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import torch
 
+from ragsec_core.models import scoring
 from ragsec_core.models.llm import LLM, GenerationSettings
 from ragsec_core.traceback.baselines.base import MethodContext
 from ragsec_core.traceback.baselines.prompts import JUDGE_SYSTEM, NO, YES
@@ -15,20 +16,12 @@ MAX_TOKENS = 512  # longer texts are scored on their first 512 tokens
 
 
 def token_nll(ctx: MethodContext, llm: LLM, text: str) -> tuple[list[float], list[tuple[int, int]]]:
-    """Per-token negative log-likelihood of `text` alone and each token's character offsets.
-
-    The first token has no context and is skipped (its loss would measure only the tokenizer's prior)."""
-    enc = llm.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
-    ids = enc["input_ids"][:MAX_TOKENS]
-    offsets = [tuple(o) for o in enc["offset_mapping"][: len(ids)]]
-    if len(ids) < 2:
-        return [], []
-    x = torch.tensor([ids], device=llm.device)
-    with llm._lock, torch.no_grad():
-        logits = llm.model(x).logits[0, :-1].float()
-    ctx.calls += 1
-    nll = -torch.log_softmax(logits, -1)[torch.arange(len(ids) - 1), x[0, 1:]]
-    return [float(v) for v in nll], offsets[1:]  # type: ignore[misc]
+    """Per-token NLL of `text` alone and each token's character offsets (`models.scoring.token_nll`, first
+    `MAX_TOKENS` tokens), counted in `ctx.calls` only when it ran a forward (texts of two tokens or more)."""
+    nll, offsets = scoring.token_nll(llm, text, MAX_TOKENS)
+    if len(nll):
+        ctx.calls += 1
+    return nll.tolist(), offsets
 
 
 def continuation_nll(ctx: MethodContext, llm: LLM, prefix: str, target: str) -> float:

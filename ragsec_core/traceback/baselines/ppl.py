@@ -6,13 +6,12 @@ surprising than nearly all benign text of this corpus", independent of the event
 
 from __future__ import annotations
 
-import math
 import random
 from collections.abc import Sequence
 
 import numpy as np
 
-from ragsec_core.models.llm import LLM
+from ragsec_core.models.scoring import perplexity_of
 from ragsec_core.data.trace import Trace
 from ragsec_core.traceback.baselines.base import MethodContext, MethodResult, Timer, whole
 from ragsec_core.traceback.baselines.lm import token_nll
@@ -21,9 +20,11 @@ QUANTILE = 0.95
 SAMPLE = 100
 
 
-def perplexity(ctx: MethodContext, llm: LLM, text: str) -> float:
-    nll, _ = token_nll(ctx, llm, text)
-    return math.exp(sum(nll) / len(nll)) if nll else 1.0
+def _perplexity(ctx: MethodContext, text: str) -> float:
+    """The judge's perplexity of `text`: `models.scoring`'s, on the first MAX_TOKENS tokens (via the
+    baselines' `token_nll`, so a forward pass is counted in `ctx.calls` exactly when one runs)."""
+    nll, _ = token_nll(ctx, ctx.judge, text)
+    return perplexity_of(nll)
 
 
 def calibrate(ctx: MethodContext, benign: Sequence[str], quantile: float = QUANTILE, sample: int = SAMPLE) -> float:
@@ -32,7 +33,7 @@ def calibrate(ctx: MethodContext, benign: Sequence[str], quantile: float = QUANT
     if not texts:
         raise ValueError("no benign texts to calibrate the perplexity threshold on")
     picked = random.Random(ctx.seed).sample(texts, min(sample, len(texts)))
-    return float(np.quantile([perplexity(ctx, ctx.judge, t) for t in picked], quantile))
+    return float(np.quantile([_perplexity(ctx, t) for t in picked], quantile))
 
 
 class PPL:
@@ -42,7 +43,7 @@ class PPL:
         if ctx.ppl_threshold is None:
             raise ValueError("PPL needs ctx.ppl_threshold (calibrate it on benign chunks first)")
         timer = Timer(ctx)
-        scores = {i: perplexity(ctx, ctx.judge, trace.hits[i].text) for i in trace.used}
+        scores = {i: _perplexity(ctx, trace.hits[i].text) for i in trace.used}
         flagged = sorted((i for i, p in scores.items() if p > ctx.ppl_threshold), key=lambda i: -scores[i])
         return timer.result(self.name, flagged, whole(trace, flagged),
                             details={"ppl": {trace.hits[i].chunk_id: round(p, 2) for i, p in scores.items()},

@@ -1,0 +1,150 @@
+"""The core commands: `ask` (Pass-0), `traces list|show`, `trace` (Pass-1), `report`, `corpora`.
+
+Each command checks its cheap inputs first and imports the model stack only once they pass, so a typo
+fails in milliseconds rather than after a model load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ragsec_core.cli.display import print_pass1, print_trace, visible
+from ragsec_core.cli.options import check_model_args, check_retrieval_args, open_store
+
+if TYPE_CHECKING:
+    from ragsec_core.data.corpus import Corpus
+    from ragsec_core.rag import Pipeline
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    from ragsec_core._util.inputs import check_query
+    from ragsec_core.data.corpus import load_corpus
+    from ragsec_core.data.trace import Labels
+
+    query = check_query(args.query)
+    check_retrieval_args(args)
+    check_model_args(args)
+    corpus = load_corpus(args.corpus, args.variant)
+    from ragsec_core.models.llm import GenerationSettings
+
+    pipeline = _pipeline(corpus, args)
+    labels = Labels(None, list(args.answer), args.target) if (args.answer or args.target) else None
+    settings = GenerationSettings(max_new_tokens=args.max_new_tokens)
+    trace = pipeline.ask(query, k=args.k, alpha=args.alpha, use=args.use, labels=labels, settings=settings)
+    if not args.no_store:
+        open_store(args).append(trace)
+    if args.json:
+        print(json.dumps(trace.to_dict(), indent=2))  # ensure_ascii: valid JSON, no raw controls
+    else:
+        print_trace(trace)
+    return 0
+
+
+def _pipeline(corpus: Corpus, args: argparse.Namespace) -> Pipeline:
+    """Model, embedder and index for `ask`, with a progress bar while chunks are embedded."""
+    from tqdm import tqdm
+
+    from ragsec_core.models.llm import load_llm
+    from ragsec_core.rag import Pipeline, build_retriever
+    from ragsec_core.retrieval.embed import Embedder
+
+    print("loading models ...", file=sys.stderr)
+    llm = load_llm(args.model, args.quantize)
+    embedder = Embedder()
+    bar = None
+
+    def progress(done: int, total: int) -> None:
+        nonlocal bar
+        if bar is None:
+            bar = tqdm(total=total, desc="embedding chunks", unit="chunk", file=sys.stderr)
+        bar.update(done - bar.n)
+
+    retriever = build_retriever(corpus, embedder, progress=progress)
+    if bar is not None:
+        bar.close()
+    return Pipeline(corpus, retriever, llm)
+
+
+def cmd_traces_list(args: argparse.Namespace) -> int:
+    store = open_store(args)
+    rows = [
+        {
+            "trace_id": r.get("trace_id"),
+            "created_at": r.get("created_at"),
+            "query": r.get("query"),
+            "answer": r.get("answer"),
+            "par": (r.get("signals") or {}).get("par"),
+        }
+        for r in store.records()
+    ]
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    elif not rows:
+        print(f"no traces in {store.path}")
+    for r in rows if not args.json else []:
+        flag = "PAR" if r["par"] else "   "
+        print(f"{r['trace_id']}  {flag}  {visible(r['query'], 60)}  ->  {visible(r['answer'], 40)}")
+    if store.skipped:
+        print(f"warning: skipped {store.skipped} unreadable line(s) in {store.path}", file=sys.stderr)
+    return 0
+
+
+def cmd_traces_show(args: argparse.Namespace) -> int:
+    trace = open_store(args).get(args.trace_id)
+    if args.json:
+        print(json.dumps(trace.to_dict(), indent=2))  # ensure_ascii: valid JSON, no raw controls
+    else:
+        print_trace(trace)
+    return 0
+
+
+def cmd_trace(args: argparse.Namespace) -> int:
+    from ragsec_core._util.paths import data_dir
+    from ragsec_core.data.trace import triggered
+    from ragsec_core.traceback.artifact import Artifact, save_artifact
+    from ragsec_core.views.report import write_report
+
+    check_model_args(args)
+    trace = open_store(args).get(args.trace_id)
+    if not triggered(trace, args.trigger):
+        print(f"trace {trace.trace_id}: trigger {args.trigger} does not fire; nothing to trace", file=sys.stderr)
+    from ragsec_core.models.llm import load_llm
+    from ragsec_core.traceback.ragcharacter import run_pass1
+
+    llm = load_llm(args.model, args.quantize)
+    if llm.model_id != trace.model["id"]:
+        print(f"warning: trace was made with '{trace.model['id']}', replaying with '{llm.model_id}'", file=sys.stderr)
+    result = run_pass1(llm, trace, args.trigger, args.objective, args.mask_mode)
+    out = Path(args.out) if args.out else data_dir() / "artifacts" / f"{trace.trace_id}.pass1.json"
+    artifact = Artifact(trace, result)
+    save_artifact(out, artifact)
+    if args.html:
+        print(f"report: {write_report(args.html, artifact)}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=2))
+    else:
+        print_pass1(result)
+    print(f"artifact: {out}", file=sys.stderr)
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from ragsec_core.traceback.artifact import load_artifact
+    from ragsec_core.views.report import write_report
+
+    src = Path(args.artifact)
+    out = Path(args.out) if args.out else src.with_suffix(".html")
+    print(f"report: {write_report(out, load_artifact(src))}")
+    return 0
+
+
+def cmd_corpora(args: argparse.Namespace) -> int:
+    from ragsec_core.data.corpus import sample_corpus_names, variant_names
+
+    for name in sample_corpus_names():
+        print(f"{visible(name)}: variants {', '.join(visible(v) for v in variant_names(name)) or '-'}")
+    return 0

@@ -1,0 +1,75 @@
+"""Flags shared by several commands, added in one place so that a new backend or index adds its flag once
+and every command that takes a corpus, a model or a store gets it.
+
+Choices come from the core's option lists (light modules: building the parser imports no torch), and
+each helper's checks run before any model is loaded, so a typo fails in milliseconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ragsec_core._util.errors import RagsecError
+from ragsec_core.models.options import DEFAULT_MAX_NEW_TOKENS, QUANTIZE_CHOICES
+
+if TYPE_CHECKING:
+    from ragsec_core.data.trace import TraceStore
+
+CORPUS_HELP = "sample corpus name, folder, .jsonl, .csv or attack .json"
+
+
+def add_corpus_args(p: argparse.ArgumentParser, *, help: str = CORPUS_HELP, variant: bool = True,
+                    repeat: bool = False) -> None:
+    """`--corpus` (repeatable where a command merges corpora) and, for sample corpora, `--variant`."""
+    p.add_argument("--corpus", action="append" if repeat else "store", default=None, help=help)
+    if variant:
+        p.add_argument("--variant", default=None, help="poisoned variant of a sample corpus (e.g. false_facts)")
+
+
+def add_retrieval_args(p: argparse.ArgumentParser, *, alpha: float = 0.5, k: int = 5, use: bool = False) -> None:
+    """Hybrid weight and depth; `--use` where the command places hits in a prompt."""
+    p.add_argument("--alpha", type=float, default=alpha, help="hybrid weight of dense scores, in [0, 1]")
+    p.add_argument("--k", type=int, default=k, help="number of retrieved chunks")
+    if use:
+        p.add_argument("--use", type=int, default=None, help="chunks placed in the prompt (default: k)")
+
+
+def add_model_args(p: argparse.ArgumentParser, *, max_new_tokens: bool = True) -> None:
+    """The generator: a local model folder or GGUF, its quantisation, and the answer length."""
+    p.add_argument("--model", default=None, help="local HF model folder or .gguf file (default: SmolLM2)")
+    p.add_argument("--quantize", default="none", choices=QUANTIZE_CHOICES)
+    if max_new_tokens:
+        p.add_argument("--max-new-tokens", type=int, default=DEFAULT_MAX_NEW_TOKENS)
+
+
+def add_store_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--store", default=None, help="trace store JSONL (default: user data folder)")
+
+
+def check_retrieval_args(args: argparse.Namespace) -> None:
+    """alpha / k / use, checked once at the CLI boundary (the core trusts them afterwards)."""
+    from ragsec_core._util.inputs import check_params
+
+    check_params(args.k, args.alpha)
+    use = getattr(args, "use", None)
+    if use is not None and use < 1:
+        raise RagsecError(f"--use must be >= 1 (got {use})")
+
+
+def check_model_args(args: argparse.Namespace) -> None:
+    """The model path exists and the answer length is positive, before anything loads."""
+    max_new = getattr(args, "max_new_tokens", None)
+    if max_new is not None and max_new < 1:
+        raise RagsecError(f"--max-new-tokens must be >= 1 (got {max_new})")
+    if args.model and not Path(args.model).expanduser().exists():
+        raise RagsecError(f"model path not found: '{args.model}'")
+
+
+def open_store(args: argparse.Namespace) -> TraceStore:
+    """The trace store named by `--store`, else the user data folder's."""
+    from ragsec_core._util.paths import default_trace_store
+    from ragsec_core.data.trace import TraceStore
+
+    return TraceStore(Path(args.store) if args.store else default_trace_store())

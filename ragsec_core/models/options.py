@@ -1,0 +1,7 @@
+"""The models layer's user-facing choices, in a module without torch so that argparse `choices` and the
+app's select boxes read them without loading a model stack."""
+
+from __future__ import annotations
+
+QUANTIZE_CHOICES = ("none", "4bit", "8bit")  # bitsandbytes NF4 / int8 or full precision
+DEFAULT_MAX_NEW_TOKENS = 32
