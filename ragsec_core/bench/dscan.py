@@ -212,7 +212,7 @@ def zero_shot_score(llm: Any, question: str, texts: list[str]) -> float:
 def analyse(raw: list[dict[str, Any]], args: argparse.Namespace, data: Path, seconds: float) -> dict[str, Any]:
     import numpy as np
 
-    from ragsec_core.dscan.detector import evaluate as ev
+    from ragsec_core.dscan import evaluate as ev
     from ragsec_core.dscan.detector import band_matrices, fit_detector, select_band
     from ragsec_core.dscan.features import ALL_FEATURES, GROUPS, LayerStats, layer_bands
     from ragsec_core.models.llm import DEFAULT_MODEL_ID

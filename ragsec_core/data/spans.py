@@ -11,6 +11,8 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 
+from ragsec_core._util.text import tokenize
+
 Span = tuple[int, int]
 
 MIN_SENTENCE_CHARS = 8
@@ -117,8 +119,6 @@ def find_ci(text: str, needle: str) -> list[Span]:
 
 def query_share(sentence: str, query: str) -> float:
     """Share of the sentence's content words that come from the query."""
-    from ragsec_core._util.text import tokenize
-
     words, q = tokenize(sentence), set(tokenize(query))
     return sum(w in q for w in words) / len(words) if words else 0.0
 

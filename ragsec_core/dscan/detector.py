@@ -19,6 +19,17 @@ from typing import Any
 
 import numpy as np
 
+from ragsec_core._util.atomic import write_text_atomic
+from ragsec_core._util.errors import RagsecError
+from ragsec_core.dscan.features import (
+    ALL_FEATURES,
+    LayerStats,
+    doc_weights,
+    features,
+    implicated,
+    layer_bands,
+    layer_stats,
+)
 from ragsec_core.models.attention import (
     DEFAULT_TEMPERATURE,
     AnswerAttention,
@@ -28,8 +39,6 @@ from ragsec_core.models.attention import (
     map_prompt,
     teacher_forced_attention,
 )
-from ragsec_core.dscan.features import ALL_FEATURES, LayerStats, doc_weights, features, implicated, layer_bands, layer_stats
-from ragsec_core._util.errors import RagsecError
 
 DETECTOR_FILE = Path(__file__).with_name("dscan_detector.json")
 DETECTOR_FORMAT = 1
@@ -76,8 +85,6 @@ class Detector:
         return {"format": DETECTOR_FORMAT, **self.__dict__}
 
     def save(self, path: str | Path) -> None:
-        from ragsec_core._util.atomic import write_text_atomic
-
         write_text_atomic(path, json.dumps(self.to_dict(), indent=2) + "\n")
 
     @classmethod

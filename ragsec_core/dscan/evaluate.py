@@ -14,8 +14,21 @@ from typing import Any
 
 import numpy as np
 
-from ragsec_core.dscan.detector import feature_matrix, fit_detector, select_band
-from ragsec_core.dscan.features import ALL_FEATURES, GROUPS, LayerStats, features, implicated, layer_bands
+from ragsec_core._util.errors import RagsecError
+from ragsec_core.dscan.detector import (
+    Detector,
+    feature_matrix,
+    fit_detector,
+    select_band,
+)
+from ragsec_core.dscan.features import (
+    ALL_FEATURES,
+    GROUPS,
+    LayerStats,
+    features,
+    implicated,
+    layer_bands,
+)
 
 ATTENTION_FREE = set(GROUPS["confidence"]) | set(GROUPS["consistency"])
 
@@ -81,9 +94,6 @@ def shipped_detector(
     the cross-validated numbers this is not out-of-fold where the run is the detector's own training data
     (its `info` names it); on other data or controls it is a transfer test, and the FPR at its threshold
     is the share of clean prompts the app would flag."""
-    from ragsec_core.dscan.detector import Detector
-    from ragsec_core._util.errors import RagsecError
-
     try:
         det = Detector.load()
     except RagsecError:  # no readable shipped detector: nothing to transfer

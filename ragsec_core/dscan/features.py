@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ragsec_core.data.trace import normalize
 from ragsec_core.models.attention import AnswerAttention, PromptMap
 
 EPS = 1e-12
@@ -207,8 +208,6 @@ def sample_cosine(embeddings: np.ndarray) -> float:
 
 def answer_divergence(texts: Sequence[str]) -> float:
     """Entropy of the distinct normalised answers / log N: 0 when all samples agree, 1 when all differ."""
-    from ragsec_core.data.trace import normalize
-
     n = len(texts)
     if n < 2:
         return 0.0

@@ -14,6 +14,7 @@ from typing import Any
 
 from ragsec_core._util.atomic import write_text_atomic
 from ragsec_core._util.errors import RagsecError
+from ragsec_core.data.corpus import read_json
 from ragsec_core.data.spans import Span, apply_masks, merge
 from ragsec_core.data.trace import Trace
 from ragsec_core.traceback.ragcharacter import Round, SpanRecord, Test, TracebackResult
@@ -39,8 +40,6 @@ def save_artifact(path: str | Path, artifact: Artifact) -> Path:
 
 
 def load_artifact(path: str | Path) -> Artifact:
-    from ragsec_core.data.corpus import read_json
-
     return artifact_from_dict(read_json(path, "Pass-1 artifact"))
 
 

@@ -13,15 +13,21 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ragsec_core.data.corpus import Corpus, Document, chunk_corpus
 from ragsec_core._util.errors import RagsecError
-from ragsec_core.models.llm import GenerationSettings
-from ragsec_core.rag import Pipeline
 from ragsec_core._util.text import tokenize
-from ragsec_core.retrieval.bm25 import BM25
-from ragsec_core.retrieval.hybrid import HybridRetriever
+from ragsec_core.data.corpus import (
+    Corpus,
+    Document,
+    chunk_corpus,
+    sample_corpus_names,
+    variant_names,
+)
 from ragsec_core.data.spans import Span, merge
 from ragsec_core.data.trace import Trace, overlaps
+from ragsec_core.models.llm import GenerationSettings
+from ragsec_core.rag import Pipeline
+from ragsec_core.retrieval.bm25 import BM25
+from ragsec_core.retrieval.hybrid import HybridRetriever
 from ragsec_core.traceback.ragcharacter import SpanRecord
 
 
@@ -92,8 +98,6 @@ def reindexed(retriever: HybridRetriever, corpus: Corpus) -> HybridRetriever:
 def sample_origin(trace: Trace) -> tuple[str, str | None] | None:
     """(sample corpus, variant) a trace was made on, when it names a shipped sample corpus ("secops+embedded");
     the caller must still compare content hashes, since the sample files may have changed since."""
-    from ragsec_core.data.corpus import sample_corpus_names, variant_names
-
     name, _, variant = str(trace.retrieval.get("corpus", "")).partition("+")
     if name not in sample_corpus_names() or (variant and variant not in variant_names(name)):
         return None

@@ -10,9 +10,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ragsec_core.models.attention import map_prompt
-from ragsec_core.dscan.detector import Detector, DscanResult
+from ragsec_core._util.text import escape_controls
 from ragsec_core.data.trace import Trace
+from ragsec_core.dscan.detector import Detector, DscanResult
+from ragsec_core.models.attention import map_prompt
 
 
 def doc_layer_weights(result: DscanResult) -> np.ndarray:
@@ -71,7 +72,6 @@ def heatmap_figure(weights: np.ndarray, doc_labels: list[str], implicated: int |
 
     import plotly.graph_objects as go
 
-    from ragsec_core._util.text import escape_controls
 
     names = [html.escape(escape_controls(s)) + (" ◀" if i == implicated else "") for i, s in enumerate(doc_labels)]
     fig = go.Figure(

@@ -13,6 +13,16 @@ from pathlib import Path
 from typing import Any
 
 from ragsec_core._util.errors import RagsecError
+from ragsec_core._util.text import escape_controls
+from ragsec_core.chameleon.attack import Encoder
+from ragsec_core.chameleon.evaluate import (
+    ALPHAS,
+    KS,
+    aggregate,
+    build_pair,
+    evaluate_retrieval,
+    inject,
+)
 
 KINDS = ("traceback", "dscan", "chameleon")
 MAX_RESULTS_BYTES = 50 * 1024 * 1024
@@ -110,8 +120,6 @@ def traceback_points(results: dict[str, Any], name: str) -> list[dict[str, Any]]
 
 def points_table(points: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """Rows for `st.dataframe`: names from the file with invisible characters made visible."""
-    from ragsec_core._util.text import escape_controls
-
     return [{**p, **{k: escape_controls(str(p[k])) for k in ("method", "attack", "source") if k in p}} for p in points]
 
 
@@ -193,16 +201,6 @@ def small_chameleon_run(
 ) -> dict[str, Any]:
     """A few Chameleon trials in-process (one per scenario, gradient, no fluency filter) with the bench's
     result keys, so the page plots it exactly like a file from `ragsec bench chameleon`."""
-    from ragsec_core.chameleon.attack import Encoder
-    from ragsec_core.chameleon.evaluate import (
-        ALPHAS,
-        KS,
-        aggregate,
-        build_pair,
-        evaluate_retrieval,
-        inject,
-    )
-
     if not scenarios:
         raise RagsecError("pick at least one scenario")
     encoder, trials = Encoder(retriever.embedder), []

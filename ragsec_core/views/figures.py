@@ -15,8 +15,8 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from ragsec_core.views.retrieval_lab import RankPaths
 from ragsec_core._util.text import escape_controls
+from ragsec_core.views.retrieval_lab import RankPaths
 
 POISON_COLOR = "#d62728"
 CLEAN_COLORS = ("#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#17becf", "#bcbd22", "#7f7f7f", "#ff7f0e", "#e377c2")

@@ -10,8 +10,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragsec_core.data.corpus import Corpus, Document, Query, load_corpus, sample_corpus_names
 from ragsec_core._util.errors import RagsecError
+from ragsec_core.data.corpus import (
+    Corpus,
+    Document,
+    Query,
+    load_corpus,
+    sample_corpus_names,
+)
+from ragsec_core.dscan.detector import analyse_trace
+from ragsec_core.traceback.ragcharacter import run_pass1
+from ragsec_core.traceback.remediate import remediate
 
 STAGES = ("clean answer", "inject poison", "poisoned answer", "attention collapse", "traceback", "remediation")
 # A demo query whose false fact the default model adopts at k=5, alpha=0.5 and whose remediation restores
@@ -75,10 +84,6 @@ class DemoState:
 
 def advance(state: DemoState, clean: Any, poisoned: Any, detector: Any, embedder: Any, k: int = 5, alpha: float = 0.5) -> str:
     """Run the next stage; `clean` / `poisoned` are Pipelines over the clean corpus and its variant."""
-    from ragsec_core.dscan.detector import analyse_trace
-    from ragsec_core.traceback.remediate import remediate
-    from ragsec_core.traceback.ragcharacter import run_pass1
-
     name, r, q = state.next_stage, state.results, state.scenario.query.query
     if name is None:
         raise RagsecError("the demo is finished: restart it")

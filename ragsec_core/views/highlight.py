@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
-from ragsec_core._util.text import html_visible
+from ragsec_core._util.text import escape_controls, html_visible
 
 # Kinds of marks and how they look; a later kind in this order wins where marks overlap.
 MARK_STYLES: dict[str, str] = {
@@ -93,15 +93,11 @@ def escape_markdown(text: str) -> str:
     """Backslash-escape markdown/LaTeX syntax (and make control characters visible) so an untrusted
     string inside `st.error` / `st.caption` / a widget label, which render markdown, stays literal text:
     no links, images or formatting from a crafted file name, chunk id or message."""
-    from ragsec_core._util.text import escape_controls
-
     return "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in escape_controls(text))
 
 
 def plain_label(text: str, limit: int = 80) -> str:
     """`escape_markdown` for a short label: long text is cut before escaping."""
-    from ragsec_core._util.text import escape_controls
-
     t = escape_controls(text)
     return escape_markdown(t if len(t) <= limit else t[: limit - 1] + "…")
 

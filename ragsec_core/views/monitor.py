@@ -9,18 +9,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ragsec_core.data.corpus import Corpus
 from ragsec_core._util.errors import RagsecError
+from ragsec_core._util.text import escape_controls
+from ragsec_core.chameleon.scenarios import builtin_scenarios
+from ragsec_core.data.corpus import Corpus
 from ragsec_core.monitor.detectors import (
     DETECTORS,
     QPD_THRESHOLD_GENERAL,
     QPD_THRESHOLD_TECHNICAL,
     MonitorReport,
+    default_query_sets,
     evaluate,
     run_monitor,
 )
 from ragsec_core.retrieval.hybrid import HybridRetriever
-from ragsec_core._util.text import escape_controls
 
 DETECTOR_LABELS = {
     "qpd": "QPD (eq. 3)",
@@ -32,9 +34,6 @@ DETECTOR_LABELS = {
 
 
 def default_queries(corpus: Corpus) -> tuple[list[str], list[str]]:
-    from ragsec_core.monitor.detectors import default_query_sets
-    from ragsec_core.chameleon.scenarios import builtin_scenarios
-
     return default_query_sets(builtin_scenarios(), corpus)
 
 

@@ -12,13 +12,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ragsec_core._util.errors import RagsecError
+from ragsec_core._util.text import escape_controls
 from ragsec_core.chameleon.attack import Encoder
-from ragsec_core.chameleon.evaluate import SLEEPER_ID, TRIGGER_ID, build_pair, evaluate_retrieval
+from ragsec_core.chameleon.evaluate import (
+    SLEEPER_ID,
+    TRIGGER_ID,
+    build_pair,
+    evaluate_retrieval,
+)
 from ragsec_core.chameleon.scenarios import Scenario
 from ragsec_core.data.corpus import Chunk
-from ragsec_core._util.errors import RagsecError
 from ragsec_core.retrieval.hybrid import Hit, HybridRetriever
-from ragsec_core._util.text import escape_controls
 
 INJECTED_PREFIX = "session-poison-"
 MAX_POISON_CHARS = 4000
