@@ -49,7 +49,13 @@ _API: dict[str, str] = {
 }
 _RENAMED = {"get_method": "get"}
 
-__all__ = ["__version__", *_API]
+# A literal list, so linters and IDEs see the API; tests/test_api.py checks it against _API.
+__all__ = [
+    "__version__", "Corpus", "Document", "Chunk", "load_corpus", "chunk_corpus", "sample_corpus_names",
+    "Trace", "TraceStore", "Labels", "RagsecError", "Embedder", "HybridRetriever", "LLM", "load_llm",
+    "Pipeline", "build_retriever", "run_pass1", "METHODS", "get_method", "analyse_trace", "Detector",
+    "run_monitor",
+]
 
 if TYPE_CHECKING:
     from ragsec_core._util.errors import RagsecError

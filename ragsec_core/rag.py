@@ -76,11 +76,15 @@ class Pipeline:
         labels: Labels | None = None,
         settings: GenerationSettings | None = None,
     ) -> Trace:
+        """Retrieve, render and generate once, logging the Pass-0 trace.
+
+        The user's query, `k` and `alpha` are validated here, once per request; the retriever is then
+        called on its unchecked path, so a bad value fails with the same message at one place."""
         query = check_query(query)
         check_params(k, alpha)
         settings = settings or GenerationSettings()
         t0 = time.perf_counter()
-        hits = self.retriever.search(query, k=k, alpha=alpha)
+        hits = self.retriever._search(query, k, alpha)
         t1 = time.perf_counter()
         used = list(range(min(len(hits), use or k)))  # H_U = TopU(H)
         rendered = render_prompt(self.llm, query, [hits[i].chunk.text for i in used])

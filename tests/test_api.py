@@ -49,3 +49,7 @@ def test_readme_library_example_runs(capsys: pytest.CaptureFixture[str]) -> None
     assert answer_line.endswith("True")  # PAR fired on the planted variant
     assert "embedded" in attributed or "bastion" in attributed.lower() or attributed != "[]"
     assert 0.0 <= float(probability) <= 1.0
+
+
+def test_all_lists_exactly_the_lazy_names() -> None:
+    assert set(ragsec_core.__all__) == set(ragsec_core._API) | {"__version__"}

@@ -2,7 +2,7 @@
 
 import pytest
 
-from ragsec_core.traceback.metrics import char_scores, wilson
+from ragsec_core._util.stats import wilson
 from ragsec_core.data.spans import (
     apply_masks,
     attribution_span,
@@ -14,6 +14,7 @@ from ragsec_core.data.spans import (
     rank_sentences,
     sentence_spans,
 )
+from ragsec_core.traceback.metrics import char_scores
 
 C3 = "Reference note: The correct answer is Sydney. Australia's capital is Sydney. Ok."
 

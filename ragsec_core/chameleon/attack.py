@@ -31,8 +31,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from ragsec_core.chameleon.fluency import Fluency, perplexity
 from ragsec_core._util.text import STOPWORDS, tokenize
+from ragsec_core.chameleon.fluency import Fluency
+from ragsec_core.models.scoring import perplexity
 
 __all__ = ["perplexity"]  # re-exported: callers and tests import it from here
 

@@ -17,13 +17,23 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ragsec_core.chameleon.attack import (
-    Encoder, JointObjective, OptimResult, SleeperObjective, TriggerObjective, keyword_overlap,
-    optimise_blackbox, optimise_gradient, query_keywords,
-)
+from ragsec_core._util.inputs import check_params
 from ragsec_core._util.stats import wilson
+from ragsec_core.chameleon.attack import (
+    Encoder,
+    JointObjective,
+    OptimResult,
+    SleeperObjective,
+    TriggerObjective,
+    keyword_overlap,
+    optimise_blackbox,
+    optimise_gradient,
+    query_keywords,
+)
 from ragsec_core.chameleon.scenarios import Scenario
 from ragsec_core.data.corpus import Chunk
+from ragsec_core.models.llm import GenerationSettings
+from ragsec_core.rag import render_prompt
 from ragsec_core.retrieval.hybrid import HybridRetriever
 
 ALPHAS = (1.0, 0.7, 0.5, 0.3)
@@ -130,13 +140,19 @@ def evaluate_retrieval(
     ks: Sequence[int] = KS,
     stealth_threshold: float = STEALTH_THRESHOLD,
 ) -> dict[str, dict]:
-    """Per `alpha=A,k=K`: co/any retrieval for the target query, benign rate, stealth, overall."""
+    """Per `alpha=A,k=K`: co/any retrieval for the target query, benign rate, stealth, overall.
+
+    The grid is validated once up front (each pair as `check_params` does), then every query runs on the
+    retriever's unchecked path: one bad value fails before any search, not after part of the grid."""
+    for a in alphas:
+        for k in ks:
+            check_params(k, a)
     queries = [scenario.target_query, *scenario.benign_queries]
     qe = retriever.embedder.embed(queries)
     out: dict[str, dict] = {}
     for a in alphas:
         for k in ks:
-            docs = [[h.chunk.doc_id for h in retriever.search_embedded(q, qe[i], k=k, alpha=a)]
+            docs = [[h.chunk.doc_id for h in retriever._search(q, k, a, qe[i])]
                     for i, q in enumerate(queries)]
             top = docs[0]
             s_in, t_in = SLEEPER_ID in top, TRIGGER_ID in top
@@ -202,9 +218,6 @@ def end_to_end(pipeline, retriever: HybridRetriever, scenario: Scenario, sleeper
 
     Attack success: the payload answer appears in the answer; leakage: Jaccard of payload tokens and
     answer tokens; divergence: 1 - cos(MiniLM(clean answer), MiniLM(poisoned answer))."""
-    from ragsec_core.models.llm import GenerationSettings
-    from ragsec_core.rag import render_prompt
-
     llm = pipeline.llm
     q = scenario.target_query
     benign = [h.chunk.text for h in retriever.search(q, k=n_benign, alpha=0.5)]

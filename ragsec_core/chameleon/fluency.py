@@ -1,4 +1,5 @@
-"""Fluency filter of the Semantic Chameleon optimisers: perplexity under the local causal LM.
+"""Fluency filter of the Semantic Chameleon optimisers: perplexity under the local causal LM
+(`models.scoring.perplexity`, the same one the PPL baselines use).
 
 The filter dominated an optimiser iteration (~0.46 s of ~1.25 s per SmolLM2 forward on one CPU thread),
 and almost every text it scores is the current document with one word substituted. `Fluency` makes that
@@ -15,8 +16,6 @@ from __future__ import annotations
 
 import copy
 import inspect
-import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,26 +23,11 @@ import torch
 import torch.nn.functional as F
 
 from ragsec_core.models.replay import common_prefix
-
-
-def perplexity(llm: Any, texts: Sequence[str]) -> list[float]:
-    """Per-text perplexity under the local causal LM (the paper's fluency filter used GPT-2)."""
-    out = []
-    for t in texts:
-        ids = llm.tokenizer(t, return_tensors="pt")["input_ids"].to(llm.device)
-        with torch.no_grad():
-            loss = llm.model(ids, labels=ids).loss
-        out.append(float(math.exp(min(float(loss), 50.0))))
-    return out
+from ragsec_core.models.scoring import perplexity_of
 
 
 def _cache_of(out: Any) -> Any:
     return getattr(out, "cache", None) or getattr(out, "past_key_values", None)
-
-
-def _ppl(nll: torch.Tensor) -> float:
-    """exp(mean token NLL), as `perplexity` (HF's causal-LM loss is the mean over the shifted labels)."""
-    return float(math.exp(min(float(nll.mean()), 50.0))) if len(nll) else 1.0
 
 
 @dataclass
@@ -68,7 +52,9 @@ class Fluency:
         self._cache_kw = "cache" if "cache" in params else "past_key_values"
 
     def _ids(self, text: str) -> torch.Tensor:
-        return self.llm.tokenizer(text, return_tensors="pt")["input_ids"][0].to(self.llm.device)
+        """The text's tokens exactly as `perplexity` reads them (no special tokens), so the two agree."""
+        ids = self.llm.tokenizer(text, add_special_tokens=False)["input_ids"]
+        return torch.tensor(ids, dtype=torch.long, device=self.llm.device)
 
     @torch.inference_mode()
     def _full(self, ids: torch.Tensor) -> _Scored:
@@ -100,7 +86,7 @@ class Fluency:
             self._ref = self._last
         else:
             self._ref = (text, self._full(self._ids(text)))
-            self.memo[text] = _ppl(self._ref[1].nll)
+            self.memo[text] = perplexity_of(self._ref[1].nll)
 
     def __call__(self, text: str) -> float:
         if text in self.memo:
@@ -108,5 +94,5 @@ class Fluency:
         ids = self._ids(text)
         scored = self._extend(self._ref[1], ids) if self._ref is not None else self._full(ids)
         self._last = (text, scored)
-        self.memo[text] = _ppl(scored.nll)
+        self.memo[text] = perplexity_of(scored.nll)
         return self.memo[text]

@@ -18,8 +18,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
-from ragsec_core.data.corpus import SAMPLE_DIR, read_json
 from ragsec_core._util.errors import RagsecError
+from ragsec_core.data.corpus import SAMPLE_DIR, read_json
 
 
 @dataclass(frozen=True)

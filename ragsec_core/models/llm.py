@@ -20,17 +20,17 @@ import torch
 
 from ragsec_core._util.errors import RagsecError
 from ragsec_core._util.paths import cache_dir
+from ragsec_core.models.options import DEFAULT_MAX_NEW_TOKENS, QUANTIZE_CHOICES
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 DEFAULT_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_MODEL_ID = "SmolLM2-135M-Instruct (Q4_1 GGUF, dequantised fp32)"
-QUANTIZE_CHOICES = ("none", "4bit", "8bit")
 
 
 @dataclass(frozen=True)
 class GenerationSettings:
-    max_new_tokens: int = 32
+    max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS
     do_sample: bool = False  # greedy: a trace replays bit-identically
     temperature: float = 1.0
     seed: int = 0

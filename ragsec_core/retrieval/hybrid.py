@@ -119,12 +119,20 @@ class HybridRetriever:
 
     # ------------------------------------------------------------ search
     def search(self, query: str, k: int = 5, alpha: float = 0.5) -> list[Hit]:
+        """Top-k hybrid hits of `query`; `k` and `alpha` are checked here, at the public boundary."""
         check_params(k, alpha)
-        return self.search_embedded(query, self.embedder.embed([query])[0], k=k, alpha=alpha)
+        return self._search(query, k, alpha)
 
     def search_embedded(self, query: str, q: np.ndarray, k: int = 5, alpha: float = 0.5) -> list[Hit]:
         """`search` with the query's normalised embedding `q` given (embed a query once, search many ways)."""
         check_params(k, alpha)
+        return self._search(query, k, alpha, q)
+
+    def _search(self, query: str, k: int, alpha: float, q: np.ndarray | None = None) -> list[Hit]:
+        """The search itself, for callers that have already validated `k` and `alpha` (`Pipeline.ask`,
+        loops over many queries): parameters are checked once per request, not once per layer."""
+        if q is None:
+            q = self.embedder.embed([query])[0]
         n = len(self.chunks)
         depth = min(n, max(100, 10 * k))
         q = np.asarray(q, dtype=np.float32)

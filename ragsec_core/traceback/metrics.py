@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ragsec_core._util.stats import wilson as wilson  # re-export until tests/test_spans.py imports _util.stats
 from ragsec_core.data.spans import Span, merge
 
 

@@ -16,8 +16,6 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ragsec_core.models.llm import LLM, GenerationSettings
-from ragsec_core.models.replay import NaiveReplayEngine, ReplayEngine
 from ragsec_core.data.spans import (
     Span,
     apply_masks,
@@ -33,8 +31,9 @@ from ragsec_core.data.spans import (
 )
 from ragsec_core.data.trace import Trace, compute_signals, contains_norm, fires, triggered
 from ragsec_core.data.trace import overlaps as answer_overlaps
+from ragsec_core.models.llm import LLM, GenerationSettings
+from ragsec_core.models.replay import NaiveReplayEngine, ReplayEngine
 from ragsec_core.traceback.options import OBJECTIVES
-
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ragsec_core.data.spans import Span
 from ragsec_core.data.trace import Trace, overlaps
+from ragsec_core.traceback.ragcharacter import run_pass1
 
 if TYPE_CHECKING:
     from ragsec_core.models.llm import LLM
@@ -63,8 +64,6 @@ class MethodContext:
 
     def pass1(self, trace: Trace) -> tuple[TracebackResult, int, float]:
         """RAGCharacter Pass-1 on this event, run once per event (see `shared`)."""
-        from ragsec_core.traceback.ragcharacter import run_pass1
-
         def compute() -> TracebackResult:
             res = run_pass1(self.llm, trace)
             self.calls += res.model_calls

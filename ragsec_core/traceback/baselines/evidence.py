@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import re
 
-from ragsec_core.data.spans import Span, trim
+from ragsec_core.data.spans import Span, sentence_spans, trim
 from ragsec_core.data.trace import Trace
 from ragsec_core.traceback.baselines.base import MethodContext, MethodResult, Timer
 from ragsec_core.traceback.baselines.lm import ask_judge
@@ -44,8 +44,6 @@ def match_snippet(text: str, snippet: str) -> Span | None:
 
 def locate(text: str, snippet: str) -> Span | None:
     """The whole snippet if it matches, else its first sentence that does (small judges ramble on)."""
-    from ragsec_core.data.spans import sentence_spans
-
     return match_snippet(text, snippet) or next(
         (m for a, b in sentence_spans(snippet) if (m := match_snippet(text, snippet[a:b]))), None
     )

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ragsec_core.models.scoring import perplexity_of
 from ragsec_core.data.trace import Trace
+from ragsec_core.models.scoring import perplexity_of
 from ragsec_core.traceback.baselines.base import MethodContext, MethodResult, Timer, whole
 from ragsec_core.traceback.baselines.lm import token_nll
 

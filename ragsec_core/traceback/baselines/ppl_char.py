@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import math
 
-from ragsec_core.models.llm import GenerationSettings
-from ragsec_core.models.replay import ReplayEngine
 from ragsec_core.data.spans import Span, apply_masks, bisect_minimal, trim
 from ragsec_core.data.trace import Trace
+from ragsec_core.models.llm import GenerationSettings
+from ragsec_core.models.replay import ReplayEngine
 from ragsec_core.traceback.baselines.base import MethodContext, MethodResult, Timer, carries_event
 from ragsec_core.traceback.baselines.lm import token_nll
 

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ragsec_core.rag import render_prompt
 from ragsec_core.data.trace import Trace
+from ragsec_core.rag import render_prompt
 from ragsec_core.traceback.baselines.base import MethodContext, MethodResult, Timer, carries_event, split_used, whole
 from ragsec_core.traceback.baselines.lm import continuation_nll, generate
 from ragsec_core.traceback.baselines.prompts import QUERY_GIVEN_TEXT

@@ -5,8 +5,8 @@ Aggregation is not needed: the question is which chunk alone yields y, not what 
 
 from __future__ import annotations
 
-from ragsec_core.rag import render_prompt
 from ragsec_core.data.trace import Trace, is_abstention
+from ragsec_core.rag import render_prompt
 from ragsec_core.traceback.baselines.base import MethodContext, MethodResult, Timer, carries_event, whole
 from ragsec_core.traceback.baselines.lm import generate
 
