@@ -13,8 +13,8 @@ import time
 import numpy as np
 from rank_bm25 import BM25Okapi
 
-from ragsec_core.data.corpus import load_corpus
 from ragsec_core._util.text import tokenize
+from ragsec_core.data.corpus import load_corpus
 from ragsec_core.retrieval.bm25 import BM25
 
 

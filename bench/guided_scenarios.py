@@ -23,12 +23,12 @@ def main() -> None:
     from tqdm import tqdm
 
     from ragsec_core.data.corpus import load_corpus
-    from ragsec_core.retrieval.embed import Embedder
-    from ragsec_core.views.guided import scenarios
     from ragsec_core.models.llm import load_llm
     from ragsec_core.rag import Pipeline, build_retriever
-    from ragsec_core.traceback.remediate import remediate
+    from ragsec_core.retrieval.embed import Embedder
     from ragsec_core.traceback.ragcharacter import run_pass1
+    from ragsec_core.traceback.remediate import remediate
+    from ragsec_core.views.guided import scenarios
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--k", type=int, default=5)

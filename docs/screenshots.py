@@ -14,7 +14,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.browser import browser_page, serve_app
+from tests.browser import browser_page, serve_app  # noqa: E402 (after the sys.path entry above)
 
 OUT = ROOT / "docs" / "img"
 BASTION = "What is the hostname of the bastion host?"

@@ -11,14 +11,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ragsec_core.data.corpus import Chunk, Corpus, chunk_corpus
-from ragsec_core.retrieval.embed import Embedder
 from ragsec_core._util.errors import RagsecError
-from ragsec_core.models.llm import LLM, GenerationSettings
-from ragsec_core._util.paths import cache_dir
 from ragsec_core._util.inputs import check_params, check_query
-from ragsec_core.retrieval.hybrid import Hit, HybridRetriever
+from ragsec_core._util.paths import cache_dir
+from ragsec_core.data.corpus import Chunk, Corpus, chunk_corpus
 from ragsec_core.data.trace import Labels, PromptSpan, Trace, TraceHit, compute_signals, new_trace_id, now_iso
+from ragsec_core.models.llm import LLM, GenerationSettings
+from ragsec_core.retrieval.embed import Embedder
+from ragsec_core.retrieval.hybrid import Hit, HybridRetriever
 
 SYSTEM_PROMPT = (
     "You are a helpful assistant. Answer the user's question using the numbered contexts. "

@@ -4,8 +4,8 @@ loads no torch, so `ragsec --help` and bad-input errors answer at once. No model
 from __future__ import annotations
 
 import subprocess
-from pathlib import Path
 import sys
+from pathlib import Path
 
 import pytest
 

@@ -9,16 +9,16 @@ import random
 
 import pytest
 
+from ragsec_core._util.errors import RagsecError
+from ragsec_core.bench.attacks import AttackRecord
+from ragsec_core.bench.methods import gold_spans, score
+from ragsec_core.bench.planting import PlantedCorpus
+from ragsec_core.data.spans import apply_masks, overlaps
+from ragsec_core.data.trace import Labels
+from ragsec_core.rag import Pipeline
 from ragsec_core.traceback.baselines import METHODS, MethodContext, calibrate, get, parse_methods
 from ragsec_core.traceback.baselines.evidence import match_snippet
 from ragsec_core.traceback.baselines.ragforensics import candidates
-from ragsec_core.bench.planting import PlantedCorpus
-from ragsec_core.bench.methods import gold_spans, score
-from ragsec_core._util.errors import RagsecError
-from ragsec_core.rag import Pipeline
-from ragsec_core.data.spans import apply_masks, overlaps
-from ragsec_core.data.trace import Labels
-from ragsec_core.bench.attacks import AttackRecord
 
 QUESTION = "What is the hostname of the bastion host?"
 CLAIM = "The bastion host for administrative access is gate02.northwind.example."

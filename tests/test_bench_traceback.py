@@ -4,10 +4,11 @@ import json
 import random
 import subprocess
 import sys
+from pathlib import Path
 
+from ragsec_core.bench.attacks import load_attack
 from ragsec_core.bench.planting import plant
 from ragsec_core.data.corpus import Chunk
-from ragsec_core.bench.attacks import load_attack
 
 from .conftest import REPO, shared_data
 
@@ -90,9 +91,9 @@ def test_split_runs_merge_into_one_result(tmp_path):
     assert merged["events"] == 3 and merged["outcomes"]["EVT"] == 3 and merged["outcomes"]["CORRECT"] == 2
     assert abs(merged["char_f1"] - 0.5) < 1e-9 and abs(merged["calls_per_event"] - 4.0) < 1e-9
     assert merged["complete"] and [p["questions"] for p in merged["parts"]] == [2, 3]
-    bad = json.loads(open(parts[1]).read())
+    bad = json.loads(Path(parts[1]).read_text())
     bad["config"]["k"] = 3
-    open(parts[1], "w").write(json.dumps(bad))
+    Path(parts[1]).write_text(json.dumps(bad))
     r = subprocess.run([sys.executable, "-m", "ragsec_core.cli", "bench", "traceback", "--data", "d.json", "--merge", *parts],
                        check=False, capture_output=True, text=True, cwd=REPO, timeout=120)
     assert r.returncode == 2 and "one configuration" in r.stderr

@@ -5,17 +5,31 @@ import math
 import numpy as np
 import pytest
 
+from ragsec_core._util.errors import RagsecError
+from ragsec_core._util.text import tokenize
 from ragsec_core.chameleon.attack import (
-    Encoder, TriggerObjective, detokenize, inject_keywords, is_word, keyword_overlap, optimise_blackbox,
-    optimise_gradient, perplexity, query_keywords, words,
+    Encoder,
+    TriggerObjective,
+    detokenize,
+    inject_keywords,
+    is_word,
+    keyword_overlap,
+    optimise_blackbox,
+    optimise_gradient,
+    perplexity,
+    query_keywords,
+    words,
 )
 from ragsec_core.chameleon.evaluate import (
-    aggregate, chi_square, end_to_end, evaluate_retrieval, inject, wilson,
+    aggregate,
+    chi_square,
+    end_to_end,
+    evaluate_retrieval,
+    inject,
+    wilson,
 )
 from ragsec_core.chameleon.scenarios import builtin_scenarios, load_scenarios
 from ragsec_core.data.corpus import Chunk
-from ragsec_core._util.errors import RagsecError
-from ragsec_core._util.text import tokenize
 from ragsec_core.retrieval.bm25 import BM25
 from ragsec_core.retrieval.hybrid import HybridRetriever, minmax
 

@@ -155,7 +155,7 @@ def test_cli_ctrl_c_exits_130_without_a_traceback_or_a_partial_trace(tmp_path):
     assert "loading models" in line, line
     time.sleep(1.0)
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=120)
+    _out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, (proc.returncode, err[-1500:])
     assert "ragsec: interrupted" in err and "Traceback" not in err
     assert not store.exists() or store.read_text() == ""

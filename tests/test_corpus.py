@@ -2,8 +2,8 @@ import json
 
 import pytest
 
-from ragsec_core.data.corpus import Document, chunk_corpus, chunk_document, load_corpus, sample_corpus_names, variant_names
 from ragsec_core._util.errors import RagsecError
+from ragsec_core.data.corpus import Document, chunk_corpus, chunk_document, load_corpus, sample_corpus_names, variant_names
 
 from .conftest import shared_data
 

@@ -9,10 +9,10 @@ import sys
 import numpy as np
 import pytest
 
-from ragsec_core.models.attention import generate_with_attention, map_prompt, teacher_forced_attention
+from ragsec_core._util.errors import RagsecError
 from ragsec_core.dscan.detector import Detector, analyse_trace, fit_detector
 from ragsec_core.dscan.features import ALL_FEATURES, doc_weights, entropy_norm, features, layer_stats
-from ragsec_core._util.errors import RagsecError
+from ragsec_core.models.attention import generate_with_attention, map_prompt, teacher_forced_attention
 from ragsec_core.models.llm import GenerationSettings
 from ragsec_core.rag import render_prompt
 
@@ -417,8 +417,8 @@ def test_zero_shot_score_is_a_probability_on_real_prompts(llm):
 def test_shipped_detector_transfer_scores_its_own_feature_rows(monkeypatch):
     """`shipped_detector` applies the shipped JSON unchanged: prompts whose features are the detector's
     clean medians score below its threshold less often than rows pushed along its coefficients."""
-    from ragsec_core.dscan.detector import Detector
     from ragsec_core.dscan import evaluate as dscan_eval
+    from ragsec_core.dscan.detector import Detector
 
     det = Detector.load()
     calls = {}

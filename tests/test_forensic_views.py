@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 
+from ragsec_core.data.trace import overlaps
 from ragsec_core.traceback.artifact import (
     Artifact,
     artifact_from_dict,
@@ -17,7 +18,6 @@ from ragsec_core.traceback.artifact import (
     steps,
 )
 from ragsec_core.views.highlight import Mark, highlight_html, plain_label, shade_html
-from ragsec_core.data.trace import overlaps
 
 BASTION = "What is the hostname of the bastion host?"
 HOSTILE = '<script>window.__pwned=1</script><img src=x onerror=alert(1)>\u202e\u200b[x](http://evil.example)'
@@ -129,12 +129,12 @@ def test_remediation_removes_exactly_the_traced_characters(case):
 
 
 def test_attention_views(case, llm):
+    from ragsec_core.dscan.detector import analyse_trace
     from ragsec_core.views.attention import (
         doc_layer_weights,
         heatmap_figure,
         token_weights,
     )
-    from ragsec_core.dscan.detector import analyse_trace
 
     _, trace, _ = case
     res = analyse_trace(trace, llm, n_samples=1, keep_rows=True)

@@ -11,12 +11,12 @@ import unicodedata
 
 import pytest
 
-from ragsec_core.data.corpus import chunk_corpus, load_corpus, load_corpus_bytes
 from ragsec_core._util.errors import RagsecError
 from ragsec_core._util.inputs import MAX_DOCUMENTS, MAX_UPLOAD_BYTES, check_upload
-from ragsec_core.rag import render_prompt
 from ragsec_core._util.text import escape_controls, html_visible, is_hidden
+from ragsec_core.data.corpus import chunk_corpus, load_corpus, load_corpus_bytes
 from ragsec_core.data.trace import TraceStore, validate
+from ragsec_core.rag import render_prompt
 
 from .conftest import REPO
 from .hostile_docs import (

@@ -3,7 +3,7 @@ import time
 import pytest
 
 from ragsec_core._util.errors import RagsecError
-from ragsec_core.models.llm import GenerationSettings, dequantised_folder, default_gguf_path, load_llm
+from ragsec_core.models.llm import GenerationSettings, default_gguf_path, dequantised_folder, load_llm
 
 
 def test_default_model_is_eager_and_cached_as_safetensors(llm):

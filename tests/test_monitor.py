@@ -5,13 +5,13 @@ import json
 import numpy as np
 import pytest
 
-from ragsec_core.monitor.detectors import default_query_sets
+from ragsec_core._util.errors import RagsecError
 from ragsec_core.chameleon.evaluate import SLEEPER_ID, TRIGGER_ID, inject
 from ragsec_core.chameleon.scenarios import builtin_scenarios
-from ragsec_core._util.errors import RagsecError
 from ragsec_core.monitor.detectors import (
     best_f1,
     coretrieval_clusters,
+    default_query_sets,
     evaluate,
     keyword_anomaly,
     load_query_sets,
@@ -55,7 +55,7 @@ def test_each_detector_ranks_the_planted_poison_above_clean_documents(general_re
 
 def test_qpd_flags_the_planted_pair_above_clean_documents_on_the_security_corpus(secops_report):
     flagged = {d.doc_id for d in secops_report.docs if "qpd" in d.flags}
-    assert POISON <= flagged
+    assert flagged >= POISON
     # the technical corpus has real VPN/MFA runbooks the sensitive family also retrieves: a few false
     # positives (measured: 4 of 205 at alpha 0.5, k 5), but the planted pair ranks first
     assert len(flagged - POISON) <= 0.05 * len(secops_report.docs), flagged

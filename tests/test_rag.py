@@ -3,8 +3,8 @@
 import pytest
 
 from ragsec_core._util.errors import RagsecError
-from ragsec_core.rag import render_prompt
 from ragsec_core.data.trace import Labels, validate
+from ragsec_core.rag import render_prompt
 
 
 def test_prompt_offsets_round_trip_for_every_used_chunk(pipeline):

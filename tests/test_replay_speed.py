@@ -3,8 +3,8 @@ same Pass-1 result as the naive path (plain `generate` + a full scoring forward 
 
 import pytest
 
-from ragsec_core.models.replay import NaiveReplayEngine, ReplayEngine
 from ragsec_core.data.spans import apply_masks
+from ragsec_core.models.replay import NaiveReplayEngine, ReplayEngine
 from ragsec_core.traceback.ragcharacter import run_pass1
 
 

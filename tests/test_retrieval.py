@@ -2,9 +2,9 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
-from ragsec_core.data.corpus import chunk_corpus, load_corpus
 from ragsec_core._util.errors import RagsecError
 from ragsec_core._util.text import tokenize
+from ragsec_core.data.corpus import chunk_corpus, load_corpus
 from ragsec_core.retrieval.bm25 import BM25
 from ragsec_core.retrieval.hybrid import HybridRetriever
 

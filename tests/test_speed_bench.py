@@ -3,8 +3,8 @@
 import json
 from pathlib import Path
 
-from ragsec_core.cli.main import main
 from ragsec_core.bench.speed import summarise_traceback
+from ragsec_core.cli.main import main
 
 
 def _event(q, opt_s, naive_s, identical=True, path="fast_path"):

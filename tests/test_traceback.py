@@ -6,9 +6,9 @@ import sys
 
 import pytest
 
-from ragsec_core.models.replay import ReplayEngine
 from ragsec_core.data.spans import apply_masks, overlaps
 from ragsec_core.data.trace import TraceStore
+from ragsec_core.models.replay import ReplayEngine
 from ragsec_core.traceback.ragcharacter import Budgets, run_pass1
 
 from .conftest import REPO
@@ -61,7 +61,7 @@ def test_multi_poison_search_path_and_budgets(llm, pipeline):
     gold = _gold_prompt_spans(trace)
     assert any(overlaps(tuple(a.prompt), g) for a in res.attribution for g in gold)
     if res.resolved:
-        assert not trace.labels.target.lower() in res.final_answer.lower()
+        assert trace.labels.target.lower() not in res.final_answer.lower()
 
 
 def test_multi_holder_fast_path_masks_the_planted_copies_jointly(llm, pipeline):

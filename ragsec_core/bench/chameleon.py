@@ -16,9 +16,8 @@ import sys
 import time
 from pathlib import Path
 
-from ragsec_core._util.paths import shared_data_dir
 from ragsec_core._util.errors import RagsecError
-
+from ragsec_core._util.paths import shared_data_dir
 
 SHARED_REFERENCE = shared_data_dir() / "semantic_chameleon"
 JOINT_ALPHAS = (0.7, 0.5, 0.3)
@@ -138,12 +137,27 @@ def cmd_chameleon(args: argparse.Namespace) -> int:
     import numpy as np
     from tqdm import tqdm
 
-    from ragsec_core.chameleon.attack import KEYWORD_DENSITIES, KEYWORD_STRATEGIES, Encoder, corpus_vocabulary, inject_keywords, query_keywords
-    from ragsec_core.chameleon.evaluate import (
-        ALPHAS, KS, aggregate, build_pair, end_to_end, evaluate_retrieval, inject, rate, vector_vs_hybrid,
+    from ragsec_core.chameleon.attack import (
+        KEYWORD_DENSITIES,
+        KEYWORD_STRATEGIES,
+        Encoder,
+        corpus_vocabulary,
+        inject_keywords,
+        query_keywords,
     )
-    from ragsec_core.retrieval.embed import Embedder
+    from ragsec_core.chameleon.evaluate import (
+        ALPHAS,
+        KS,
+        aggregate,
+        build_pair,
+        end_to_end,
+        evaluate_retrieval,
+        inject,
+        rate,
+        vector_vs_hybrid,
+    )
     from ragsec_core.rag import build_retriever
+    from ragsec_core.retrieval.embed import Embedder
 
     t_start = time.time()
     deadline = t_start + 60 * args.max_minutes if args.max_minutes else None

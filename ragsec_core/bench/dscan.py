@@ -19,8 +19,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ragsec_core.bench.dscan_pairs import N_DOCS, N_POISON, build_pair, load_records
 from ragsec_core._util.errors import RagsecError
+from ragsec_core.bench.dscan_pairs import N_DOCS, N_POISON, build_pair, load_records
 
 PAPER = {  # D-SCAN Table 1-3 (Llama-3.1-8B), for the side-by-side table
     "table1_dscan": {"2wiki": {"auc": 0.9337, "f1": 0.8578}, "hotpotqa": {"auc": 0.8330, "f1": 0.7783},
@@ -78,10 +78,10 @@ def collect(records: list[dict[str, Any]], args: argparse.Namespace, raw_path: P
         todo += [(r, c, "zero_shot") for r, c, k in keys if k not in zs]
     if todo:
         print("loading models ...", file=sys.stderr)
-        from ragsec_core.retrieval.embed import Embedder
-        from ragsec_core.models.llm import load_llm
-
         import torch
+
+        from ragsec_core.models.llm import load_llm
+        from ragsec_core.retrieval.embed import Embedder
 
         torch.set_num_threads(max(1, args.threads))
         llm, embedder = load_llm(), Embedder()
@@ -137,10 +137,10 @@ def _raw_config(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run_prompt(llm: Any, embedder: Any, rec: dict[str, Any], cond: str, args: argparse.Namespace) -> dict[str, Any]:
+    from ragsec_core.data.trace import overlaps
     from ragsec_core.dscan.detector import capture
     from ragsec_core.dscan.features import layer_stats
     from ragsec_core.rag import render_prompt
-    from ragsec_core.data.trace import overlaps
 
     pair = build_pair(rec, args.seed, token_counter(llm))
     rendered = render_prompt(llm, rec["question"], pair[cond])
@@ -282,7 +282,7 @@ def analyse(raw: list[dict[str, Any]], args: argparse.Namespace, data: Path, sec
         "detector": detector.to_dict(),
         "reference_7b": ev.reference_7b(att_dir, data.stem) if att_dir.is_dir() else {},
         "paper": PAPER,
-        "config": {"data": str(data), "pairs": int(len(y) // 2), "prompts": int(len(y)), **_raw_config(args),
+        "config": {"data": str(data), "pairs": int(len(y) // 2), "prompts": len(y), **_raw_config(args),
                    "zero_shot": not args.no_zero_shot,
                    "length_matched": bool(getattr(args, "length_matched", False)),
                    "question_matched": bool(getattr(args, "question_matched", False)),

@@ -10,9 +10,9 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
+from ragsec_core.data.trace import Trace
 from ragsec_core.traceback.baselines import MethodResult
 from ragsec_core.traceback.metrics import char_scores
-from ragsec_core.data.trace import Trace
 
 METRICS = ("char_f1", "char_iou", "char_fpr", "chunk_acc", "calls_per_event", "seconds_per_event")
 PAPER_GROUP = {"ppl": "Table 5", "ragforensics": "Table 5", "ragorigin": "Table 5", "robustrag": "Table 5",

@@ -10,16 +10,15 @@ import random
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from ragsec_core._util.errors import RagsecError
+from ragsec_core._util.text import tokenize
 from ragsec_core.bench.attacks import AttackRecord
 from ragsec_core.data.corpus import Chunk, Corpus, Document, chunk_corpus, load_corpus
-from ragsec_core.retrieval.embed import Embedder
-from ragsec_core._util.errors import RagsecError
-from ragsec_core.rag import index_cache
-from ragsec_core._util.text import tokenize
-from ragsec_core.retrieval.bm25 import BM25
-from ragsec_core.retrieval.hybrid import HybridRetriever
 from ragsec_core.data.spans import sentence_spans
-
+from ragsec_core.rag import index_cache
+from ragsec_core.retrieval.bm25 import BM25
+from ragsec_core.retrieval.embed import Embedder
+from ragsec_core.retrieval.hybrid import HybridRetriever
 
 
 @dataclass
@@ -28,7 +27,7 @@ class PlantedCorpus:
     base: HybridRetriever
 
     @classmethod
-    def build(cls, records: list["AttackRecord"], corpus: str | Path | None, embedder: Embedder) -> "PlantedCorpus":
+    def build(cls, records: list[AttackRecord], corpus: str | Path | None, embedder: Embedder) -> PlantedCorpus:
         if corpus:
             clean = load_corpus(corpus)
         else:
@@ -44,7 +43,7 @@ class PlantedCorpus:
         return cls(clean.name, base)
 
     def with_poisons(
-        self, rec: "AttackRecord", advs: list[str], mode: str, alpha: float, rng: random.Random
+        self, rec: AttackRecord, advs: list[str], mode: str, alpha: float, rng: random.Random
     ) -> tuple[Corpus, HybridRetriever]:
         if mode == "embedded":
             chunks = list(self.base.chunks)

@@ -21,8 +21,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ragsec_core._util.paths import shared_data_dir
 from ragsec_core._util.errors import RagsecError
+from ragsec_core._util.paths import shared_data_dir
 
 SECTIONS = ("traceback", "retrieval", "hybrid", "attention", "startup")  # hybrid: only the hybrid part of retrieval
 DEFAULT_DATA = shared_data_dir() / "stealthy" / "wiki_open_nq.json"
@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         lengths = [int(s) for s in (args.attn_tokens or ("600" if quick else "600,2000")).split(",")]
         results |= speed_parts.attention(lengths, repeats=1 if quick else 2)
     if "traceback" in only:
-        partial = lambda part: _save(results | part | {"complete": False}, args.out)  # noqa: E731
+        partial = lambda part: _save(results | part | {"complete": False}, args.out)
         results |= traceback_speed(
             Path(args.data), args.events or (3 if quick else 20), args.questions, args.seed, partial, args.first_question,
             args.last_question,
@@ -114,14 +114,14 @@ def traceback_speed(
     alternating per event."""
     if not data.exists():
         return {"traceback_skipped": f"attack data not found: {data}"}
-    from ragsec_core.bench.planting import PlantedCorpus
-    from ragsec_core.retrieval.embed import Embedder
-    from ragsec_core.models.llm import load_llm
-    from ragsec_core.traceback.metrics import char_scores
-    from ragsec_core.rag import Pipeline
-    from ragsec_core.data.trace import Labels
-    from ragsec_core.traceback.ragcharacter import run_pass1
     from ragsec_core.bench.attacks import load_attack
+    from ragsec_core.bench.planting import PlantedCorpus
+    from ragsec_core.data.trace import Labels
+    from ragsec_core.models.llm import load_llm
+    from ragsec_core.rag import Pipeline
+    from ragsec_core.retrieval.embed import Embedder
+    from ragsec_core.traceback.metrics import char_scores
+    from ragsec_core.traceback.ragcharacter import run_pass1
 
     llm, embedder = load_llm(), Embedder()
     records = load_attack(data)[:max_questions]

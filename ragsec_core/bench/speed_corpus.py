@@ -34,8 +34,8 @@ def shared_missing(data_root: Path = SHARED_DATA) -> str | None:
 
 def real_texts(data_root: Path = SHARED_DATA) -> list[str]:
     """Context passages, adversarial texts and questions of the shared files, plus the sample corpora."""
-    from ragsec_core.data.corpus import load_corpus, sample_corpus_names
     from ragsec_core.bench.attacks import load_attack
+    from ragsec_core.data.corpus import load_corpus, sample_corpus_names
 
     texts: list[str] = []
     for name in ATTACK_FILES:

@@ -68,8 +68,8 @@ def retrieval(sizes: list[int], n_queries: int, quick: bool, hybrid_only: bool =
 
     if why := sc.shared_missing():
         return {"retrieval_skipped": why}
-    from ragsec_core.retrieval.embed import Embedder
     from ragsec_core._util.text import tokenize
+    from ragsec_core.retrieval.embed import Embedder
 
     embedder = Embedder()
     corpus = sc.speed_corpus(max(sizes))
@@ -248,7 +248,7 @@ class PeakRSS:
             self.peak = max(self.peak, self.proc.memory_info().rss)
             self._stop.wait(0.005)
 
-    def __enter__(self) -> "PeakRSS":
+    def __enter__(self) -> PeakRSS:
         self._thread.start()
         return self
 

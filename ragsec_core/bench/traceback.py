@@ -60,8 +60,8 @@ def save(results: dict[str, Any], out: str | None) -> None:
 def method_context(args: argparse.Namespace, llm: Any, planted: Any) -> Any:
     """The shared context of all methods: victim, judge/proxy, and the PPL cutoff (calibrated once on a
     seeded sample of clean corpus chunks, only when a method needs it)."""
-    from ragsec_core.traceback.baselines import MethodContext, calibrate
     from ragsec_core.models.llm import load_llm
+    from ragsec_core.traceback.baselines import MethodContext, calibrate
 
     judge = load_llm(args.judge_model) if args.judge_model else llm
     ctx = MethodContext(llm, judge, seed=args.seed)
@@ -83,13 +83,13 @@ def legacy_fields(row: dict[str, Any]) -> dict[str, Any]:
 def run_benchmark(records: list[AttackRecord], args: argparse.Namespace) -> dict[str, Any]:
     from tqdm import tqdm
 
-    from ragsec_core.traceback.baselines import get
-    from ragsec_core.bench.planting import PlantedCorpus
     from ragsec_core.bench.methods import score
-    from ragsec_core.retrieval.embed import Embedder
+    from ragsec_core.bench.planting import PlantedCorpus
+    from ragsec_core.data.trace import Labels
     from ragsec_core.models.llm import load_llm
     from ragsec_core.rag import Pipeline
-    from ragsec_core.data.trace import Labels
+    from ragsec_core.retrieval.embed import Embedder
+    from ragsec_core.traceback.baselines import get
 
     methods = args.methods.split(",")
     llm, embedder = load_llm(), Embedder()

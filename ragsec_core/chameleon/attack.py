@@ -227,7 +227,7 @@ def _setup(text: str, protected: str | None, max_modified: float) -> _State:
                 break
     allowed = [i for i, w in enumerate(ws) if is_word(w) and i not in prot]
     n_words = sum(is_word(w) for w in ws)
-    return _State(list(ws), list(ws), allowed, int(math.floor(max_modified * n_words)))
+    return _State(list(ws), list(ws), allowed, math.floor(max_modified * n_words))
 
 
 def _run(

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from ragsec_core._util.errors import RagsecError
-from ragsec_core._util.paths import sample_corpora_dir
 from ragsec_core._util.inputs import MAX_DOC_CHARS, MAX_DOCUMENTS, check_upload
+from ragsec_core._util.paths import sample_corpora_dir
 from ragsec_core._util.safeio import exists as _exists
 from ragsec_core._util.safeio import read_json, read_text, scrub
 from ragsec_core.data.spans import trim

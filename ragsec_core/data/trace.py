@@ -16,7 +16,7 @@ import unicodedata
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -96,7 +96,7 @@ class Trace:
         return json.dumps(self.to_dict(), ensure_ascii=False, indent=indent)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Trace":
+    def from_dict(cls, d: dict[str, Any]) -> Trace:
         version = d.get("schema_version")
         if version != SCHEMA_VERSION:
             raise RagsecError(
@@ -118,11 +118,11 @@ class Trace:
 
 
 def new_trace_id() -> str:
-    return datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
+    return datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
 
 
 def now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 # ---------------------------------------------------------------- text matching and event signals

@@ -88,7 +88,7 @@ class Detector:
         write_text_atomic(path, json.dumps(self.to_dict(), indent=2) + "\n")
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Detector":
+    def from_dict(cls, d: dict[str, Any]) -> Detector:
         if d.get("format") != DETECTOR_FORMAT:
             raise RagsecError(f"detector format {d.get('format')} is not {DETECTOR_FORMAT}: retrain it")
         d = {k: v for k, v in d.items() if k != "format"}
@@ -99,7 +99,7 @@ class Detector:
         return det
 
     @classmethod
-    def load(cls, path: str | Path | None = None) -> "Detector":
+    def load(cls, path: str | Path | None = None) -> Detector:
         p = Path(path) if path else DETECTOR_FILE
         try:
             return cls.from_dict(json.loads(p.read_text(encoding="utf-8")))

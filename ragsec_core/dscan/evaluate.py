@@ -183,7 +183,7 @@ def reference_7b(attention_dir: Path, dataset: str) -> dict[str, Any]:
                     loc.append(int(np.argmax(w)) in set(r["corrupt_indices"]))
         x, yy = np.array(xs), np.array(ys)
         entry = {
-            "n": int(len(yy)),
+            "n": len(yy),
             "auc_doc_entropy": auc(yy, -x[:, 0]),  # oriented: lower entropy = poisoned
             "auc_max_share": auc(yy, x[:, 1]),
             "auc_w_std": auc(yy, x[:, 2]),

@@ -77,7 +77,7 @@ class LayerStats:
         return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in self.__dict__.items()}
 
     @classmethod
-    def from_dict(cls, d: dict[str, object]) -> "LayerStats":
+    def from_dict(cls, d: dict[str, object]) -> LayerStats:
         arr = {k: np.asarray(v, dtype=np.int64 if k == "doc_lengths" else np.float64) for k, v in d.items() if k != "text"}
         n_layers = arr["tok_entropy"].shape[1] if arr["tok_entropy"].ndim == 2 else 0
         if arr["doc_mass"].size == 0:  # empty answer: keep the shapes
@@ -138,7 +138,7 @@ def entropy_norm(w: np.ndarray) -> np.ndarray:
 def sample_features(stats: LayerStats, layers: Sequence[int]) -> dict[str, float]:
     """Features of one answer over a layer band (no cross-sample features)."""
     layers = list(layers)
-    density, w = doc_weights(stats, layers)
+    _density, w = doc_weights(stats, layers)
     f: dict[str, float] = {
         "doc_entropy": float(entropy_norm(w)),
         "doc_w_max": float(w.max()) if w.size else 0.0,

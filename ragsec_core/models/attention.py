@@ -137,9 +137,9 @@ class _RowHook:
 
 def _attention_modules(model: Any) -> list[Any]:
     layers = getattr(getattr(model, "model", model), "layers", None)
-    if layers is None or not all(hasattr(l, "self_attn") for l in layers):
+    if layers is None or not all(hasattr(layer, "self_attn") for layer in layers):
         raise RagsecError("attention capture supports decoder models with `model.layers[i].self_attn`")
-    return [l.self_attn for l in layers]
+    return [layer.self_attn for layer in layers]
 
 
 def _split_rows(per_layer: list[torch.Tensor], n_prompt: int) -> tuple[np.ndarray, np.ndarray]:

@@ -23,14 +23,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Protocol
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
-from ragsec_core.data.corpus import Corpus, read_json
 from ragsec_core._util.errors import RagsecError
 from ragsec_core._util.text import tokenize
+from ragsec_core.data.corpus import Corpus, read_json
 from ragsec_core.retrieval.hybrid import HybridRetriever
 
 QPD_THRESHOLD_GENERAL, QPD_THRESHOLD_TECHNICAL = 0.15, 0.20

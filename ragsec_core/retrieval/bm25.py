@@ -22,7 +22,7 @@ class BM25:
         self.matrix = sparse.csr_matrix((0, 0), dtype=np.float32)
         self._csc: tuple[sparse.csr_matrix, sparse.csc_matrix] | None = None  # (of matrix, column-major copy)
 
-    def fit(self, corpus_tokens: Sequence[Sequence[str]]) -> "BM25":
+    def fit(self, corpus_tokens: Sequence[Sequence[str]]) -> BM25:
         n_docs = len(corpus_tokens)
         counts = [Counter(toks) for toks in corpus_tokens]
         df: Counter[str] = Counter()

@@ -20,12 +20,12 @@ import faiss
 import numpy as np
 from scipy import sparse
 
-from ragsec_core.data.corpus import Chunk
+from ragsec_core._util.inputs import check_params
 from ragsec_core._util.text import tokenize
+from ragsec_core.data.corpus import Chunk
 from ragsec_core.retrieval.bm25 import BM25
 from ragsec_core.retrieval.dense import APPROX_MIN_CHUNKS, HNSW_EF_SEARCH, dense_index
 from ragsec_core.retrieval.embed import Embedder
-from ragsec_core._util.inputs import check_params
 
 INDEX_FORMAT = 1
 
@@ -61,7 +61,7 @@ class HybridRetriever:
         embedder: Embedder,
         cache_root: Path | None = None,
         progress: Callable[[int, int], None] | None = None,
-    ) -> "HybridRetriever":
+    ) -> HybridRetriever:
         """Load the persisted index for exactly these chunks, or build and persist it."""
         key = index_key(chunks, embedder.model_id)
         folder = cache_root / key if cache_root else None
@@ -92,7 +92,7 @@ class HybridRetriever:
             shutil.rmtree(tmp, ignore_errors=True)
 
     @classmethod
-    def _load(cls, folder: Path, chunks: list[Chunk], embedder: Embedder) -> "HybridRetriever":
+    def _load(cls, folder: Path, chunks: list[Chunk], embedder: Embedder) -> HybridRetriever:
         meta = json.loads((folder / "meta.json").read_text())
         if meta.get("format") != INDEX_FORMAT or meta.get("n_chunks") != len(chunks):
             raise ValueError("stale index")
@@ -106,7 +106,7 @@ class HybridRetriever:
             index.hnsw.efSearch = HNSW_EF_SEARCH
         return cls(chunks, embedder, emb, bm25, index)
 
-    def extended(self, extra: list[Chunk], extra_embeddings: np.ndarray | None = None) -> "HybridRetriever":
+    def extended(self, extra: list[Chunk], extra_embeddings: np.ndarray | None = None) -> HybridRetriever:
         """A new retriever over these chunks plus `extra` (e.g. injected documents), reusing the existing
         embeddings; BM25 is refit over the union because idf and the average length change. Not persisted."""
         if extra_embeddings is None:

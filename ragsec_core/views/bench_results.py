@@ -49,7 +49,7 @@ def detect_kind(results: dict[str, Any]) -> str:
     cfg = results.get("config") if isinstance(results.get("config"), dict) else {}
     if cfg.get("bench") == "traceback" or ("outcomes" in results and ("char_f1" in results or "methods" in results)):
         return "traceback"
-    if "by_alpha_k" in results or "trials" in results and "reference" in results:
+    if "by_alpha_k" in results or ("trials" in results and "reference" in results):
         return "chameleon"
     if "auc" in results and ("by_n" in results or "ablations" in results or "detector" in results):
         return "dscan"

@@ -36,7 +36,7 @@ def forensic_removed(trace: Trace, ctx: MethodContext) -> tuple[list[str], int]:
     removed: list[str] = []
     verdicts: dict[str, bool] = {}
     it = 0
-    for it in range(1, MAX_ITERATIONS + 1):
+    for it in range(1, MAX_ITERATIONS + 1):  # noqa: B007 (`it` is returned: the iterations run)
         found = []
         for c in candidates(trace, ctx, set(removed)):
             if c.chunk_id not in verdicts:
