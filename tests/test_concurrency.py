@@ -90,6 +90,7 @@ def test_retrieval_lab_injection_stays_in_its_session(tmp_path, monkeypatch):
     assert not any(p.chunks for p in b.session_state["lab_poisons"].values())
 
 
+@pytest.mark.model
 def test_investigate_upload_and_traces_stay_in_their_session(tmp_path, monkeypatch):
     a = _page("investigate.py", tmp_path, monkeypatch)
     b = _page("investigate.py", tmp_path, monkeypatch)
@@ -136,6 +137,7 @@ def test_cancelled_index_build_stops_and_persists_nothing(tmp_path, embedder):
     assert not (tmp_path / "idx").exists() or not any((tmp_path / "idx").iterdir())
 
 
+@pytest.mark.model
 def test_cli_ctrl_c_exits_130_without_a_traceback_or_a_partial_trace(tmp_path):
     import signal
     import subprocess

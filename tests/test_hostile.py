@@ -198,6 +198,8 @@ def test_cli_ask_and_show_a_hostile_corpus(tmp_path, llm, embedder):
 
 # ---------------------------------------------------------------- browser (real headless Chromium)
 
+@pytest.mark.browser
+@pytest.mark.model
 def test_investigate_page_in_chromium_runs_no_script_and_fetches_nothing(tmp_path):
     from .browser import (
         INJECTED_MARKUP_PROBE,
