@@ -7,19 +7,13 @@ import streamlit as st
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+from pages.common import app_pages, routed  # after HF_HUB_OFFLINE: it imports the model stack
+
 # A local favicon: Streamlit fetches :material: favicons from fonts.gstatic.com, and the app must make no
 # external request (it runs on an analyst's machine, often offline).
 ICON = Path(__file__).with_name("assets") / "icon.png"
 st.set_page_config(page_title="ragsec", page_icon=str(ICON), layout="wide")
 
-navigation = st.navigation(
-    [
-        st.Page("pages/investigate.py", title="Investigate", icon=":material/search:", default=True),
-        st.Page("pages/traceback.py", title="Traceback", icon=":material/troubleshoot:"),
-        st.Page("pages/retrieval_lab.py", title="Retrieval lab", icon=":material/tune:"),
-        st.Page("pages/monitor.py", title="Corpus monitor", icon=":material/monitoring:"),
-        st.Page("pages/benchmarks.py", title="Benchmarks", icon=":material/bar_chart:"),
-        st.Page("pages/demo.py", title="Guided demo", icon=":material/school:"),
-    ]
-)
-navigation.run()
+navigation = st.navigation(app_pages())
+with routed():  # each page checks it was reached through this navigation (pages.common.ensure_routed)
+    navigation.run()

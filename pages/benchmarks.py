@@ -9,7 +9,11 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from pages.common import get_retriever, reported, show_error
+from pages.common import ensure_routed, get_retriever, reported, show_error
+from ragsec_core._util.errors import RagsecError
+from ragsec_core.chameleon.evaluate import METRICS
+from ragsec_core.chameleon.scenarios import builtin_scenarios
+from ragsec_core.data.corpus import sample_corpus_names
 from ragsec_core.views.bench_results import (
     chameleon_detector_rocs,
     chameleon_lines,
@@ -23,8 +27,6 @@ from ragsec_core.views.bench_results import (
     small_chameleon_run,
     traceback_points,
 )
-from ragsec_core.chameleon.scenarios import builtin_scenarios
-from ragsec_core._util.errors import RagsecError
 from ragsec_core.views.figures import (
     auc_bars,
     chameleon_figure,
@@ -36,8 +38,8 @@ from ragsec_core.views.figures import (
 from ragsec_core.views.highlight import escape_markdown
 
 BENCH_DIR = Path(os.environ.get("RAGSEC_BENCH_DIR", Path(__file__).resolve().parent.parent / "bench" / "out"))
-METRICS = ("co_retrieval", "stealth", "overall", "any_retrieval")
 
+ensure_routed()
 st.title("Benchmarks")
 st.caption("Load the results.json a `ragsec bench` command wrote (traceback, dscan or chameleon); the page "
            "recognises the bench from the file's keys. Values from files are shown as plain text.")
@@ -51,7 +53,7 @@ uploads = st.file_uploader("... or upload results.json files", type=["json"], ac
 # ---------------------------------------------------------------- small in-app run
 with st.expander("Start a small Chameleon run (a few trials on a sample corpus, with progress)"):
     r1, r2, r3 = st.columns([1, 2, 1])
-    run_corpus = r1.selectbox("Corpus", ["secops", "general"], key="bench_run_corpus")
+    run_corpus = r1.selectbox("Corpus", sample_corpus_names(), key="bench_run_corpus")
     names = [s.name for s in builtin_scenarios()]
     run_scen = r2.multiselect("Scenarios (one trial each)", names, default=names[:2], key="bench_run_scenarios")
     run_iter = int(r3.number_input("iterations", min_value=1, max_value=50, value=2, step=1, key="bench_run_iter"))

@@ -6,36 +6,73 @@ generation is serialised inside `LLM.generate`, so concurrent sessions are safe.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
+from pathlib import Path
 
 import streamlit as st
 
-from ragsec_core.data.corpus import Corpus, load_corpus, sample_corpus_names, variant_names
-from ragsec_core.retrieval.embed import Embedder
 from ragsec_core._util.errors import RagsecError
-from ragsec_core.views.guided import Scenario, scenarios
-from ragsec_core.models.llm import LLM, load_llm
 from ragsec_core._util.paths import default_trace_store
-from ragsec_core.rag import Pipeline, build_retriever
-from ragsec_core.retrieval.hybrid import HybridRetriever
 from ragsec_core._util.text import escape_controls
+from ragsec_core.data.corpus import DEFAULT_CORPUS, Corpus, load_corpus, sample_corpus_names, variant_names
 from ragsec_core.data.trace import TraceStore
+from ragsec_core.models.llm import LLM, load_llm
+from ragsec_core.rag import Pipeline, build_retriever
+from ragsec_core.retrieval.embed import Embedder
+from ragsec_core.retrieval.hybrid import HybridRetriever
+from ragsec_core.views.guided import Scenario, scenarios
+
+# ---------------------------------------------------------------- navigation (app.py is the only router)
+
+APP_SCRIPT = Path(__file__).resolve().parent.parent / "app.py"
+_ROUTED: ContextVar[bool] = ContextVar("ragsec_routed", default=False)
 
 
-def _leave_pages_directory_mode() -> None:
-    """Streamlit treats a `pages/` folder beside the entry script as an old-style (v1) multipage app until
-    `st.navigation` first runs, so the very first request of a fresh server to a deep link (`/traceback`)
-    would run the page file alone, without `app.py` and with every file of `pages/` in the sidebar.
-    Switching the flag off and rerunning sends that request through `app.py`'s navigation instead."""
-    from streamlit.runtime.pages_manager import PagesManager
+def app_pages() -> list[st.Page]:
+    """The app's pages in menu order. Fresh objects on every call: `st.navigation` marks the page it returns
+    as runnable once, so page objects are never shared between runs or sessions."""
+    return [
+        st.Page("pages/investigate.py", title="Investigate", icon=":material/search:", default=True),
+        st.Page("pages/traceback.py", title="Traceback", icon=":material/troubleshoot:"),
+        st.Page("pages/retrieval_lab.py", title="Retrieval lab", icon=":material/tune:"),
+        st.Page("pages/monitor.py", title="Corpus monitor", icon=":material/monitoring:"),
+        st.Page("pages/benchmarks.py", title="Benchmarks", icon=":material/bar_chart:"),
+        st.Page("pages/demo.py", title="Guided demo", icon=":material/school:"),
+    ]
 
-    if PagesManager.uses_pages_directory:
-        PagesManager.uses_pages_directory = False
-        st.rerun()
+
+@contextmanager
+def routed() -> Iterator[None]:
+    """app.py runs the page `st.navigation` returned inside this block, so the page knows app.py routed it."""
+    token = _ROUTED.set(True)
+    try:
+        yield
+    finally:
+        _ROUTED.reset(token)
 
 
-_leave_pages_directory_mode()
+def ensure_routed() -> None:
+    """First call of every page: make sure the page runs inside app.py's `st.navigation`.
+
+    A `pages/` folder beside the entry script puts a fresh Streamlit server in its legacy pages-directory mode
+    until some session calls `st.navigation` (documented: from then on every session ignores the folder). In
+    that mode the first request to a deep link (`/traceback`) runs the page file alone, without app.py and with
+    every file of `pages/` in the sidebar (AppTest is in that mode on every run: it resets the flag). Such a run
+    hands over to app.py in place, in the same script run, so widget events (a button click) are not lost to a
+    rerun: app.py sets the page config, calls `st.navigation` (which ends the mode for the whole server),
+    resolves this URL to this page and runs it; the stray run then stops. A page that is itself the entry
+    script (`AppTest.from_file` on one page) is left alone."""
+    if _ROUTED.get():
+        return
+    entry = getattr(sys.modules.get("__main__"), "__file__", None)
+    if entry is None or Path(entry).resolve() != APP_SCRIPT:
+        return
+    code = compile(APP_SCRIPT.read_bytes(), str(APP_SCRIPT), "exec")
+    exec(code, {"__name__": "__main__", "__file__": str(APP_SCRIPT)})  # our own entry script, run as Streamlit runs it
+    st.stop()
 
 
 @st.cache_resource(show_spinner=False)
@@ -72,6 +109,7 @@ def get_pipeline(corpus: str, variant: str | None, model: str | None = None, qua
 
 
 CLEAN = "(clean)"
+UPLOAD = "(upload a file)"
 
 
 def sample_picker(prefix: str, default_corpus: str = "secops", default_variant: str = CLEAN) -> tuple[str, str | None]:
@@ -123,21 +161,21 @@ def get_upload_pipeline(sha: str, name: str, _data: bytes) -> Pipeline:
 def corpus_picker(key: str = "corpus") -> tuple[str, str | None, object | None]:
     """Sample corpus + variant, or an uploaded corpus file. Returns (corpus, variant, upload)."""
     names = sample_corpus_names()
-    options = names + ["(upload a file)"]
-    default = names.index("general") if "general" in names else 0
+    options = names + [UPLOAD]
+    default = names.index(DEFAULT_CORPUS) if DEFAULT_CORPUS in names else 0
     corpus = st.selectbox("Corpus", options, index=default, key=key)
-    if corpus == "(upload a file)":
+    if corpus == UPLOAD:
         upload = st.file_uploader("Corpus file (.jsonl, .csv or attack .json)", type=["jsonl", "csv", "json"], key=f"{key}_file")
         return corpus, None, upload
-    variant = st.selectbox("Poisoned variant", ["(clean)"] + variant_names(corpus), key=f"{key}_variant")
-    return corpus, None if variant == "(clean)" else variant, None
+    variant = st.selectbox("Poisoned variant", [CLEAN] + variant_names(corpus), key=f"{key}_variant")
+    return corpus, None if variant == CLEAN else variant, None
 
 
 def pipeline_for(corpus: str, variant: str | None, upload: object | None) -> Pipeline | None:
     """The cached pipeline for a picker choice; None while an upload is still missing."""
     import hashlib
 
-    if corpus != "(upload a file)":
+    if corpus != UPLOAD:
         return get_pipeline(corpus, variant)
     if upload is None:
         return None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from pages.common import (
+    ensure_routed,
     get_demo_scenarios,
     get_detector,
     get_embedder,
@@ -14,10 +15,11 @@ from pages.common import (
     show_untrusted,
 )
 from ragsec_core._util.errors import RagsecError
+from ragsec_core._util.text import escape_controls
 from ragsec_core.views.guided import STAGES, DemoState, advance, default_index
 from ragsec_core.views.highlight import Mark, highlight_html, legend_html, plain_label
-from ragsec_core._util.text import escape_controls
 
+ensure_routed()
 st.title("Guided demo")
 st.caption("A harmless false-fact attack on a sample corpus, told in six steps: clean answer → inject poison → "
            "poisoned answer → attention collapse → traceback → remediation.")

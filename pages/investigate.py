@@ -6,7 +6,9 @@ import pandas as pd
 import streamlit as st
 
 from pages.common import (
+    UPLOAD,
     corpus_picker,
+    ensure_routed,
     get_corpus,
     get_detector,
     get_embedder,
@@ -17,9 +19,10 @@ from pages.common import (
     trace_store,
 )
 from ragsec_core._util.errors import RagsecError
-from ragsec_core.views.highlight import plain_label
 from ragsec_core._util.text import escape_controls
+from ragsec_core.views.highlight import plain_label
 
+ensure_routed()
 st.title("Investigate")
 st.caption("Run RAG with prompt-anchored tracing (Pass-0). Everything shown from the corpus or the model is untrusted text.")
 
@@ -30,7 +33,7 @@ with right:
     k = st.number_input("k (retrieved chunks)", min_value=1, max_value=20, value=5, step=1, key="k")
     attention = st.checkbox("Attention analysis (D-SCAN)", value=True, key="dscan",
                             help="Replays the answer with attention capture and draws the detector's samples (a few seconds).")
-demo = get_corpus(corpus, None).queries if upload is None and corpus != "(upload a file)" else []
+demo = get_corpus(corpus, None).queries if upload is None and corpus != UPLOAD else []
 
 NO_EXAMPLE = "(type your own)"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from pages.common import get_corpus, get_retriever, reported, sample_picker
+from pages.common import ensure_routed, get_corpus, get_retriever, reported, sample_picker
 from ragsec_core.views.figures import roc_figure
 from ragsec_core.views.monitor import (
     DETECTOR_LABELS,
@@ -14,6 +14,7 @@ from ragsec_core.views.monitor import (
     qpd_threshold,
 )
 
+ensure_routed()
 st.title("Corpus monitor")
 st.caption("Scores every chunk for signs of targeted poisoning (Semantic Chameleon §4). Sensitive queries: the "
            "built-in scenario families; benign: their benign queries plus the corpus demo queries "

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from pages.common import get_corpus, get_retriever, reported, sample_picker, show_error
-from ragsec_core.chameleon.scenarios import builtin_scenarios
+from pages.common import ensure_routed, get_corpus, get_retriever, reported, sample_picker, show_error
 from ragsec_core._util.errors import RagsecError
+from ragsec_core._util.text import escape_controls
+from ragsec_core.chameleon.scenarios import builtin_scenarios
 from ragsec_core.views.figures import bump_chart, pair_metrics_figure
 from ragsec_core.views.retrieval_lab import (
     SessionPoisons,
@@ -18,8 +19,8 @@ from ragsec_core.views.retrieval_lab import (
     pair_metrics,
     rank_paths,
 )
-from ragsec_core._util.text import escape_controls
 
+ensure_routed()
 st.title("Retrieval lab")
 st.caption("Hybrid score = alpha x dense + (1 - alpha) x BM25 (each min-max normalised per query). "
            "Injected documents live in this browser session only; the shared index is never changed.")

@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from pages.common import (
+    ensure_routed,
     get_llm,
     get_pipeline,
     show_error,
@@ -14,9 +15,13 @@ from pages.common import (
     trace_store,
 )
 from ragsec_core._util.errors import RagsecError
-from ragsec_core.views.highlight import Mark, highlight_html, legend_html
 from ragsec_core._util.text import escape_controls
+from ragsec_core.data.spans import MASK_MODES
+from ragsec_core.data.trace import TRIGGERS
+from ragsec_core.traceback.options import DEFAULT_OBJECTIVE, DEFAULT_TRIGGER, OBJECTIVES
+from ragsec_core.views.highlight import Mark, highlight_html, legend_html
 
+ensure_routed()
 st.title("Traceback")
 st.caption("RAGCharacter Pass-1: mask candidate evidence, replay the model, and keep the characters whose removal "
            "removes the event. Every step below is one logged replay.")
@@ -66,14 +71,15 @@ if trace is None:
 show_untrusted("Query", trace.query)
 show_untrusted("Answer under investigation", trace.answer)
 c1, c2, c3 = st.columns(3)
-trigger = c1.selectbox("Trigger", ["PAR", "T_ASR", "CONFUSION", "ANY", "ALWAYS"], key="tb_trigger")
-objective = c2.selectbox("Influence objective", ["event", "oracle"], key="tb_objective",
+triggers = list(TRIGGERS)
+trigger = c1.selectbox("Trigger", triggers, index=triggers.index(DEFAULT_TRIGGER), key="tb_trigger")
+objective = c2.selectbox("Influence objective", OBJECTIVES, index=OBJECTIVES.index(DEFAULT_OBJECTIVE), key="tb_objective",
                          help="event: label-free (the answer stops repeating the event); oracle: uses the known target")
-mask_mode = c3.selectbox("Masking", ["delete", "placeholder"], key="tb_mask")
+mask_mode = c3.selectbox("Masking", MASK_MODES, key="tb_mask")
 
 if st.button("Run Pass-1", type="primary", key="tb_run"):
-    from ragsec_core.traceback.artifact import Artifact, save_artifact
     from ragsec_core._util.paths import data_dir
+    from ragsec_core.traceback.artifact import Artifact, save_artifact
     from ragsec_core.traceback.ragcharacter import run_pass1
 
     try:
@@ -95,8 +101,9 @@ art = st.session_state.get("tb_artifact")
 if art is None or art.trace.trace_id != trace.trace_id:
     st.stop()
 
-from ragsec_core.traceback.artifact import cost_summary, prompt_window, steps
-from ragsec_core.views.report import chunk_marks, report_html, step_marks
+# Imported only once there is an artifact to show (the page's first screens stay light).
+from ragsec_core.traceback.artifact import cost_summary, prompt_window, steps  # noqa: E402
+from ragsec_core.views.report import chunk_marks, report_html, step_marks  # noqa: E402
 
 res = art.pass1
 if not res.triggered:

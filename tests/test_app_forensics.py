@@ -47,6 +47,15 @@ def test_traceback_page_runs_steps_exports_and_remediates(app_env, pipeline):
     at.session_state["tb_trace"] = trace
     at.session_state["tb_pipeline"] = pipeline("secops", "embedded")
     at.run()
+    # The select boxes offer the core's option lists (one source of truth), with the core's defaults.
+    from ragsec_core.data.spans import MASK_MODES
+    from ragsec_core.data.trace import TRIGGERS
+    from ragsec_core.traceback.options import DEFAULT_OBJECTIVE, DEFAULT_TRIGGER, OBJECTIVES
+
+    assert at.selectbox(key="tb_trigger").options == list(TRIGGERS) and at.selectbox(key="tb_trigger").value == DEFAULT_TRIGGER
+    assert at.selectbox(key="tb_objective").options == list(OBJECTIVES)
+    assert at.selectbox(key="tb_objective").value == DEFAULT_OBJECTIVE
+    assert at.selectbox(key="tb_mask").options == list(MASK_MODES)
     at.button(key="tb_run").click().run()
     assert not at.exception and not at.error
     assert (app_env / "data" / "artifacts" / f"{trace.trace_id}.pass1.json").exists()
@@ -57,9 +66,9 @@ def test_traceback_page_runs_steps_exports_and_remediates(app_env, pipeline):
     n = int(step_line[0].split(" of ")[1].split("**")[0])
     assert n >= 2
     at.button(key="tb_next").click().run()
-    assert [m.value for m in at.markdown if m.value.startswith("**Step")][0].startswith("**Step 2 of")
+    assert next(m.value for m in at.markdown if m.value.startswith("**Step")).startswith("**Step 2 of")
     at.button(key="tb_back").click().run()
-    assert [m.value for m in at.markdown if m.value.startswith("**Step")][0].startswith("**Step 1 of")
+    assert next(m.value for m in at.markdown if m.value.startswith("**Step")).startswith("**Step 1 of")
     assert len(at.get("download_button")) == 2
     at.button(key="tb_remediate").click().run()
     assert not at.exception and not at.error

@@ -167,6 +167,9 @@ def test_benchmarks_plots_every_kind_of_results_file(monkeypatch, tmp_path):
     scatter = next(c for c in _charts(at) if "Char F1" in c["layout"]["title"]["text"])
     names = [t["name"] for t in scatter["data"]]
     assert len(names) == 2 and not any("<img" in n for n in names) and any("&lt;img" in n for n in names)
+    from ragsec_core.chameleon.evaluate import METRICS
+
+    assert at.selectbox(key="bench_ch_metric").options == list(METRICS)  # the core's list, not a copy
     at.selectbox(key="bench_ch_metric").select("stealth").run()
     assert any(c["layout"]["title"]["text"].startswith("Chameleon: stealth") for c in _charts(at))
 
@@ -175,6 +178,9 @@ def test_benchmarks_upload_and_bad_upload(monkeypatch, tmp_path):
     monkeypatch.setenv("RAGSEC_BENCH_DIR", str(tmp_path / "none"))
     at = _page("benchmarks", monkeypatch, tmp_path)
     assert at.info  # nothing loaded yet
+    from ragsec_core.data.corpus import sample_corpus_names
+
+    assert at.selectbox(key="bench_run_corpus").options == sample_corpus_names()
     plain = dict(TRACEBACK)
     plain.pop("methods")  # the shape written before baselines existed: one point for Pass-1
     at.file_uploader(key="bench_upload").set_value([("tb.json", json.dumps(plain).encode(), "application/json"),
@@ -281,6 +287,7 @@ def test_monitor_view_labels_and_rows(secops_canary):
 
 
 def test_results_detection_and_clear_errors():
+    from ragsec_core._util.errors import RagsecError
     from ragsec_core.views.bench_results import (
         chameleon_detector_rocs,
         chameleon_lines,
@@ -291,7 +298,6 @@ def test_results_detection_and_clear_errors():
         points_table,
         traceback_points,
     )
-    from ragsec_core._util.errors import RagsecError
     from ragsec_core.views.highlight import escape_markdown
 
     assert detect_kind(TRACEBACK) == "traceback" and detect_kind(DSCAN) == "dscan"

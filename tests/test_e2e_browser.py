@@ -19,6 +19,7 @@ def test_poisoned_answer_and_traced_span_visible_in_chromium(tmp_path):
         page.set_viewport_size({"width": 1280, "height": 1000})
         page.goto(url)
         page.get_by_text("Investigate", exact=True).first.wait_for(timeout=60_000)
+        _no_deploy_button(page)
         _select(page, "Corpus", "secops")
         _select(page, "Poisoned variant", "embedded")
         page.get_by_text("Attention analysis (D-SCAN)").click()  # off: this test is about the traceback
@@ -41,9 +42,18 @@ def test_poisoned_answer_and_traced_span_visible_in_chromium(tmp_path):
         assert not page.ragsec_errors, page.ragsec_errors
 
 
+def _no_deploy_button(page) -> None:  # type: ignore[no-untyped-def]
+    """`client.toolbarMode = "viewer"` (.streamlit/config.toml): a local tool offers no Deploy button, even on
+    localhost where Streamlit's default ("auto") shows the developer options."""
+    page.locator('[data-testid="stToolbar"]').wait_for(state="attached", timeout=30_000)  # the toolbar is drawn
+    assert page.get_by_role("button", name="Deploy").count() == 0
+    assert page.locator('[data-testid="stAppDeployButton"]').count() == 0
+
+
 def test_deep_link_on_a_fresh_server_goes_through_the_navigation(tmp_path):
     """A `pages/` folder makes Streamlit start in its old pages-directory mode; the first request of a fresh
-    server to `/traceback` must still get app.py's six-page navigation, not the raw files of `pages/`."""
+    server to `/traceback` must still get app.py's six-page navigation (and app.py's page config), not the raw
+    files of `pages/`."""
     with serve_app(tmp_path) as url, browser_page() as page:
         page.goto(f"{url}/traceback")
         page.locator("h1").first.wait_for(timeout=60_000)
@@ -51,3 +61,6 @@ def test_deep_link_on_a_fresh_server_goes_through_the_navigation(tmp_path):
         nav = [t.split("\n")[-1] for t in page.locator('[data-testid="stSidebarNav"] a').all_inner_texts()]
         assert page.locator("h1").first.inner_text() == "Traceback"
         assert nav == ["Investigate", "Traceback", "Retrieval lab", "Corpus monitor", "Benchmarks", "Guided demo"]
+        assert page.title() == "ragsec"  # app.py's st.set_page_config ran
+        assert page.url.endswith("/traceback")
+        _no_deploy_button(page)
