@@ -1,10 +1,12 @@
 """The Investigate page through Streamlit's AppTest (same process, real models)."""
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from .conftest import REPO
 
 
+@pytest.mark.model
 def test_investigate_page_answers_and_shows_trace(tmp_path, monkeypatch):
     monkeypatch.setenv("RAGSEC_HOME", str(tmp_path))  # trace store in a scratch folder
     monkeypatch.chdir(REPO)

@@ -10,6 +10,8 @@ from .conftest import REPO
 BASTION = "What is the hostname of the bastion host?"
 
 
+pytestmark = pytest.mark.model  # every test here runs SmolLM2 through the app
+
 @pytest.fixture
 def app_env(tmp_path, monkeypatch):
     monkeypatch.setenv("RAGSEC_HOME", str(tmp_path))

@@ -43,6 +43,7 @@ def _lab(monkeypatch, tmp_path, query: str = BRIDGE_Q) -> AppTest:
 
 # ---------------------------------------------------------------- Retrieval lab
 
+@pytest.mark.model
 def test_lab_alpha_moves_the_table_and_the_chart(monkeypatch, tmp_path):
     at = _lab(monkeypatch, tmp_path, "Which Windows event ID records a failed logon attempt?")
     assert not at.error
@@ -58,6 +59,7 @@ def test_lab_alpha_moves_the_table_and_the_chart(monkeypatch, tmp_path):
     assert spec0["layout"]["shapes"][0]["x0"] == 0.0 and spec1["layout"]["shapes"][0]["x0"] == 1.0
 
 
+@pytest.mark.model
 def test_lab_marks_variant_poison_and_injects_a_session_only_poison(monkeypatch, tmp_path):
     at = _lab(monkeypatch, tmp_path)
     table = at.dataframe[0].value
@@ -79,6 +81,7 @@ def test_lab_marks_variant_poison_and_injects_a_session_only_poison(monkeypatch,
     assert len(other.dataframe) == 1  # no injected-documents table either
 
 
+@pytest.mark.model
 def test_lab_generates_a_sleeper_trigger_pair_and_shows_it_across_alpha(monkeypatch, tmp_path):
     at = _page("retrieval_lab", monkeypatch, tmp_path)
     at.selectbox(key="lab_scenario").select("vpn_break_glass")
@@ -94,6 +97,7 @@ def test_lab_generates_a_sleeper_trigger_pair_and_shows_it_across_alpha(monkeypa
     assert any("CANARY" in c.value for c in at.code)  # the trigger with its harmless payload
 
 
+@pytest.mark.model
 def test_lab_errors_are_messages(monkeypatch, tmp_path):
     at = _lab(monkeypatch, tmp_path, "   ")
     assert at.error and "the query is empty" in _plain(at.error[0].value)
@@ -104,6 +108,7 @@ def test_lab_errors_are_messages(monkeypatch, tmp_path):
 
 # ---------------------------------------------------------------- Corpus monitor
 
+@pytest.mark.model
 def test_monitor_scores_flags_and_roc_on_a_poisoned_variant(monkeypatch, tmp_path):
     at = _page("monitor", monkeypatch, tmp_path)
     at.button(key="mon_run").click().run()
@@ -118,6 +123,7 @@ def test_monitor_scores_flags_and_roc_on_a_poisoned_variant(monkeypatch, tmp_pat
     assert len(roc["data"]) == 6 and any("AUC" in t["name"] for t in roc["data"])
 
 
+@pytest.mark.model
 def test_monitor_clean_corpus_has_no_roc(monkeypatch, tmp_path):
     at = _page("monitor", monkeypatch, tmp_path)
     at.selectbox(key="mon_variant").select("(clean)").run()
@@ -191,6 +197,7 @@ def test_benchmarks_upload_and_bad_upload(monkeypatch, tmp_path):
     assert len(scatter["data"]) == 1 and scatter["data"][0]["name"].startswith("ragcharacter")
 
 
+@pytest.mark.model
 def test_benchmarks_small_chameleon_run(monkeypatch, tmp_path):
     monkeypatch.setenv("RAGSEC_BENCH_DIR", str(tmp_path / "none"))
     at = _page("benchmarks", monkeypatch, tmp_path)

@@ -74,6 +74,7 @@ def _lab_table_text(at: AppTest) -> str:
     return json.dumps(table.value.to_dict("records"))
 
 
+@pytest.mark.model
 def test_retrieval_lab_injection_stays_in_its_session(tmp_path, monkeypatch):
     a = _page("retrieval_lab.py", tmp_path, monkeypatch)
     b = _page("retrieval_lab.py", tmp_path, monkeypatch)

@@ -254,6 +254,7 @@ def _elements(node):  # type: ignore[no-untyped-def]
         yield from _elements(child)
 
 
+@pytest.mark.model
 def test_retrieval_lab_shows_injected_hostile_text_only_as_plain_text(tmp_path, monkeypatch):
     """Session-injected poisons are attacker text: they may appear in code blocks and escaped tables,
     never in an element Streamlit renders as markdown, and never with raw invisible characters."""
