@@ -15,9 +15,14 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ragsec_core._util.errors import RagsecError
 from ragsec_core._util.paths import shared_data_dir
+
+if TYPE_CHECKING:
+    from ragsec_core.data.corpus import Corpus
+    from ragsec_core.retrieval.hybrid import HybridRetriever
 
 SHARED_REFERENCE = shared_data_dir() / "semantic_chameleon"
 JOINT_ALPHAS = (0.7, 0.5, 0.3)
@@ -44,7 +49,7 @@ def _check_common(args: argparse.Namespace) -> None:
     check_params(5, 0.5)
 
 
-def load_clean_corpus(paths: list[str] | None):  # type: ignore[no-untyped-def]
+def load_clean_corpus(paths: list[str] | None) -> Corpus:
     """Merge corpora and drop known poisons (documents with gold spans), keeping demo queries."""
     from ragsec_core.data.corpus import Corpus, load_corpus
 
@@ -76,7 +81,7 @@ def reference_figures() -> dict:
     return out
 
 
-def _tfidf_top(retriever, query: str, n: int = 8) -> list[str]:  # type: ignore[no-untyped-def]
+def _tfidf_top(retriever: HybridRetriever, query: str, n: int = 8) -> list[str]:
     """Top tf-idf terms of the target query's BM25 top-5 chunks."""
     import math
     from collections import Counter
@@ -91,7 +96,7 @@ def _tfidf_top(retriever, query: str, n: int = 8) -> list[str]:  # type: ignore[
     return [t for t, _ in sorted(score.items(), key=lambda x: -x[1])[:n]]
 
 
-def run_detectors(retriever, planted: list[tuple[str, str]], sens: list[str], ben: list[str],  # type: ignore[no-untyped-def]
+def run_detectors(retriever: HybridRetriever, planted: list[tuple[str, str]], sens: list[str], ben: list[str],
                   qpd_thr: float, queries_per_day: int) -> dict:
     """Every detector on the corpus with the given (sleeper, trigger) pairs planted, at alpha 1.0 and 0.5.
 
@@ -175,7 +180,7 @@ def cmd_chameleon(args: argparse.Namespace) -> int:
             "corpus": corpus.name, "corpus_source": corpus.source, "n_chunks": len(retriever.chunks),
             "scenarios": [s.name for s in scenarios], "scenario_file": str(scenario_file or "built-in"), "trials_requested": args.trials, "method": args.method,
             "iterations": args.iterations, "candidates": args.candidates, "max_modified": args.max_modified,
-            "ppl_cap": None if args.no_fluency else args.ppl_cap, "fluency_model": None if args.no_fluency else llm.model_id,
+            "ppl_cap": None if args.no_fluency else args.ppl_cap, "fluency_model": None if args.no_fluency or llm is None else llm.model_id,
             "sleeper_form": args.sleeper_form, "alphas": list(ALPHAS), "ks": list(KS),
             "stealth_threshold": args.stealth_threshold, "qpd_threshold": qpd_thr, "seed": args.seed,
             "embedder": embedder.model_id, "weights": {"lambda": 0.4, "beta": 0.3, "gamma": 0.3, "epsilon": 0.1},
@@ -274,7 +279,7 @@ def cmd_chameleon(args: argparse.Namespace) -> int:
 
     # ---- detectors: the corpus with the first pair of each scenario planted
     if not args.no_detectors and pairs:
-        first = {}
+        first: dict[str, tuple[str, str]] = {}
         for sc, _seed, pair in pairs:
             first.setdefault(sc.name, (pair.sleeper.text, pair.trigger.text))
         sens, ben = default_query_sets(scenarios, corpus)
@@ -285,8 +290,10 @@ def cmd_chameleon(args: argparse.Namespace) -> int:
     if not args.no_e2e and pairs:
         from ragsec_core.rag import Pipeline
 
+        assert llm is not None  # loaded above unless both --no-fluency and --no-e2e
         pipe = Pipeline(corpus, retriever, llm)
-        seen, rows = set(), []
+        seen: set[str] = set()
+        rows = []
         limit = len(scenarios) if args.e2e_scenarios is None else args.e2e_scenarios
         for sc, seed, pair in tqdm(pairs, desc="end-to-end", file=sys.stderr):
             if sc.name in seen or len(seen) >= limit:

@@ -17,10 +17,14 @@ import random
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ragsec_core._util.paths import cache_dir, shared_data_dir
+
+if TYPE_CHECKING:
+    from ragsec_core.retrieval.embed import Embedder
 
 SHARED_DATA = shared_data_dir()
 ATTACK_FILES = ("stealthy/wiki_open_nq.json", "stealthy/wiki_hotpotqa.json", "poisonedrag/nq.json", "poisonedrag/hotpotqa.json")
@@ -98,7 +102,7 @@ def queries(limit: int = 200, data_root: Path = SHARED_DATA) -> list[str]:
     return list(dict.fromkeys(qs))[:limit]
 
 
-def cached_embeddings(texts: list[str], embedder, progress: bool = True) -> np.ndarray:  # type: ignore[no-untyped-def]
+def cached_embeddings(texts: list[str], embedder: Embedder, progress: bool = True) -> np.ndarray:
     """MiniLM embeddings of `texts`, computed once and kept under `<cache>/speed/`."""
     h = hashlib.sha256(embedder.model_id.encode())
     for t in texts:

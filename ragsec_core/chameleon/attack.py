@@ -27,6 +27,7 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -34,6 +35,10 @@ import torch
 from ragsec_core._util.text import STOPWORDS, tokenize
 from ragsec_core.chameleon.fluency import Fluency
 from ragsec_core.models.scoring import perplexity
+
+if TYPE_CHECKING:
+    from ragsec_core.models.llm import LLM
+    from ragsec_core.retrieval.embed import Embedder
 
 __all__ = ["perplexity"]  # re-exported: callers and tests import it from here
 
@@ -132,7 +137,7 @@ def query_keywords(query: str) -> tuple[str, ...]:
 class Encoder:
     """MiniLM (the retriever's own embedder) with word-aligned tokenisation and embedding gradients."""
 
-    def __init__(self, embedder) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, embedder: Embedder) -> None:
         self.embedder = embedder
         self.model, self.tok = embedder.model, embedder.tokenizer
         self.matrix = self.model.get_input_embeddings().weight.detach()
@@ -240,7 +245,7 @@ def _run(
     protected: str | None,
     iterations: int,
     max_modified: float,
-    llm=None,  # type: ignore[no-untyped-def]
+    llm: LLM | None = None,
     ppl_cap: float = PPL_CAP,
     seed: int = 0,
     on_step: Callable[[int], None] | None = None,
@@ -303,8 +308,8 @@ def _run(
 
 def optimise_gradient(text: str, objective: Objective, encoder: Encoder, *, protected: str | None = None,
                       iterations: int = ITERATIONS, n_candidates: int = CANDIDATES,
-                      max_modified: float = MAX_MODIFIED, llm=None, ppl_cap: float = PPL_CAP,  # type: ignore[no-untyped-def]
-                      seed: int = 0, topk: int = TOPK_GRAD, on_step=None) -> OptimResult:  # type: ignore[no-untyped-def]
+                      max_modified: float = MAX_MODIFIED, llm: LLM | None = None, ppl_cap: float = PPL_CAP,
+                      seed: int = 0, topk: int = TOPK_GRAD, on_step: Callable[[int], None] | None = None) -> OptimResult:
     vocab_ids, vocab_words = encoder.word_vocab()
     ev = encoder.matrix[torch.from_numpy(vocab_ids)]  # [V, d]
 
@@ -338,8 +343,8 @@ def optimise_gradient(text: str, objective: Objective, encoder: Encoder, *, prot
 def optimise_blackbox(text: str, objective: Objective, encoder: Encoder, vocab: Sequence[str], *,
                       protected: str | None = None, iterations: int = ITERATIONS,
                       n_candidates: int = CANDIDATES, max_modified: float = MAX_MODIFIED,
-                      llm=None, ppl_cap: float = PPL_CAP, seed: int = 0,  # type: ignore[no-untyped-def]
-                      bias: Sequence[str] = (), n_bias: int = 2, on_step=None) -> OptimResult:  # type: ignore[no-untyped-def]
+                      llm: LLM | None = None, ppl_cap: float = PPL_CAP, seed: int = 0,
+                      bias: Sequence[str] = (), n_bias: int = 2, on_step: Callable[[int], None] | None = None) -> OptimResult:
     vocab = list(vocab)
     bias = list(bias)
 

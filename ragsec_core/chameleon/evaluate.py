@@ -13,6 +13,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -22,6 +23,7 @@ from ragsec_core._util.stats import wilson
 from ragsec_core.chameleon.attack import (
     Encoder,
     JointObjective,
+    Objective,
     OptimResult,
     SleeperObjective,
     TriggerObjective,
@@ -32,8 +34,8 @@ from ragsec_core.chameleon.attack import (
 )
 from ragsec_core.chameleon.scenarios import Scenario
 from ragsec_core.data.corpus import Chunk
-from ragsec_core.models.llm import GenerationSettings
-from ragsec_core.rag import render_prompt
+from ragsec_core.models.llm import LLM, GenerationSettings
+from ragsec_core.rag import Pipeline, render_prompt
 from ragsec_core.retrieval.hybrid import HybridRetriever
 
 ALPHAS = (1.0, 0.7, 0.5, 0.3)
@@ -85,7 +87,7 @@ def build_pair(
     n_candidates: int = 5,
     max_modified: float = 0.15,
     sleeper_form: str = "bridge",
-    llm=None,  # type: ignore[no-untyped-def]
+    llm: LLM | None = None,
     ppl_cap: float = 100.0,
     seed: int = 0,
     on_step: Callable[[int], None] | None = None,
@@ -97,8 +99,8 @@ def build_pair(
     e = encoder.embed([scenario.target_query, *scenario.benign_queries, scenario.sleeper_base, scenario.trigger_text])
     q_m, q_b, s0, t0 = e[0], e[1 : 1 + len(scenario.benign_queries)], e[-2], e[-1]
     corpus = torch.from_numpy(np.asarray(corpus_embeddings, dtype=np.float32))
-    common = dict(iterations=iterations, n_candidates=n_candidates, max_modified=max_modified, llm=llm,
-                  ppl_cap=ppl_cap, on_step=on_step)
+    common: dict[str, Any] = dict(iterations=iterations, n_candidates=n_candidates, max_modified=max_modified, llm=llm,
+                                  ppl_cap=ppl_cap, on_step=on_step)
     if method == "joint":
         kw = query_keywords(scenario.target_query)
         obj = JointObjective(q_m, kw, alpha)
@@ -109,7 +111,7 @@ def build_pair(
             r.extra.update(sparse_initial=keyword_overlap(" ".join(r.initial_words), kw),
                            sparse_final=keyword_overlap(r.text, kw))
     else:
-        def run(text: str, obj, protected: str | None, sd: int) -> OptimResult:  # type: ignore[no-untyped-def]
+        def run(text: str, obj: Objective, protected: str | None, sd: int) -> OptimResult:
             if method == "gradient":
                 return optimise_gradient(text, obj, encoder, protected=protected, seed=sd, **common)
             if method == "blackbox":
@@ -212,7 +214,7 @@ def payload_tokens(text: str) -> set[str]:
     return {t.strip(".-") for t in _norm(text).split() if t.strip(".-")}
 
 
-def end_to_end(pipeline, retriever: HybridRetriever, scenario: Scenario, sleeper: str, trigger: str,  # type: ignore[no-untyped-def]
+def end_to_end(pipeline: Pipeline, retriever: HybridRetriever, scenario: Scenario, sleeper: str, trigger: str,
                n_benign: int = 5, max_new_tokens: int = 48) -> dict:
     """Clean (5 benign docs), poisoned (benign + sleeper + trigger) and sleeper-only contexts.
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
+from typing import Any
 
 from ragsec_core._util.errors import RagsecError
 from ragsec_core.data.corpus import SAMPLE_DIR, read_json
@@ -42,8 +43,10 @@ class Scenario:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
 
 
-def _s(**kw: object) -> Scenario:
-    return Scenario(**{k: tuple(v) if isinstance(v, list) else v for k, v in kw.items()})  # type: ignore[arg-type]
+def _s(**kw: str | list[str]) -> Scenario:
+    # Any per value: str fields stay str and list fields become the tuple fields (load_scenarios checks which is which)
+    values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in kw.items()}
+    return Scenario(**values)
 
 
 BUILTIN: tuple[Scenario, ...] = (

@@ -10,8 +10,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from ragsec_core._util.text import tokenize
+
+if TYPE_CHECKING:
+    from spacy.language import Language
 
 Span = tuple[int, int]
 
@@ -69,7 +73,7 @@ def trim(text: str, span: Span) -> Span:
 # ---------------------------------------------------------------- sentences
 
 @lru_cache(maxsize=1)
-def _sentencizer():  # type: ignore[no-untyped-def]
+def _sentencizer() -> Language:
     import spacy
 
     nlp = spacy.blank("en")

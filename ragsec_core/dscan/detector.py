@@ -264,7 +264,7 @@ def analyse_prompt(
         for k in range(len(spans))
     ]
     return DscanResult(
-        feats, prob, None if prob is None else prob >= detector.threshold, top, docs, band,  # type: ignore[union-attr]
+        feats, prob, None if prob is None or detector is None else prob >= detector.threshold, top, docs, band,
         [a.text for a in answers], replayed, stats, answers if keep_rows else [],
     )
 

@@ -82,7 +82,7 @@ class LayerStats:
         n_layers = arr["tok_entropy"].shape[1] if arr["tok_entropy"].ndim == 2 else 0
         if arr["doc_mass"].size == 0:  # empty answer: keep the shapes
             arr["doc_mass"] = arr["doc_mass"].reshape(0, n_layers, len(arr["doc_lengths"]))
-        return cls(text=str(d["text"]), **arr)  # type: ignore[arg-type]
+        return cls(text=str(d["text"]), **arr)
 
 
 def layer_stats(answer: AnswerAttention, pmap: PromptMap) -> LayerStats:

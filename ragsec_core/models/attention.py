@@ -20,7 +20,7 @@ multi-byte character over several tokens; all of them carry that character's spa
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -114,7 +114,7 @@ class _RowHook:
         self.kept: list[list[torch.Tensor]] = [[] for _ in self.layers]  # per layer: (B, H, q, kv) pieces
         self._handles = [m.register_forward_hook(self._make(i)) for i, m in enumerate(self.layers)]
 
-    def _make(self, i: int):  # type: ignore[no-untyped-def]
+    def _make(self, i: int) -> Callable[[Any, Any, Any], None]:
         def hook(module: Any, args: Any, output: Any) -> None:
             if self.select is None:
                 return

@@ -248,7 +248,8 @@ def dequantised_folder(gguf: Path) -> Path:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-    model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, attn_implementation="eager")
+    # Any: the quantisation markers below are set on the instance by transformers, not declared on PreTrainedModel
+    model: Any = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, attn_implementation="eager")
     # transformers marks GGUF-loaded models as quantised and refuses to save them; the weights are
     # plain fp32 after dequantisation, so drop the marker and save normally.
     model.hf_quantizer = None

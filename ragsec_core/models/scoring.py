@@ -34,7 +34,7 @@ def token_nll(llm: Any, text: str, max_tokens: int | None = None) -> tuple[torch
     x = torch.tensor(ids, device=llm.device)
     with llm._lock, torch.no_grad():
         logits = llm.model(x[None]).logits[0, :-1].float()
-    return F.cross_entropy(logits, x[1:], reduction="none"), offsets[1:]  # type: ignore[return-value]
+    return F.cross_entropy(logits, x[1:], reduction="none"), offsets[1:]
 
 
 def perplexity_of(nll: torch.Tensor | Sequence[float]) -> float:

@@ -8,13 +8,18 @@ from __future__ import annotations
 
 import importlib.util
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import torch
 
 from ragsec_core._util.errors import RagsecError
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
+    from transformers.models.bert.modeling_bert import BertLayer, BertModel
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -77,7 +82,7 @@ class _LeanBert:
     construction, not in arithmetic; without padding no mask is needed, and fusing Q/K/V leaves a
     handful of matmuls per layer. Output equals the transformers forward to float rounding (~1e-7)."""
 
-    def __init__(self, model: torch.nn.Module) -> None:
+    def __init__(self, model: BertModel) -> None:  # what AutoModel loads for a config that `supports` accepts
         cfg = model.config
         self.heads, self.hidden, self.eps = cfg.num_attention_heads, cfg.hidden_size, cfg.layer_norm_eps
         e = model.embeddings
@@ -85,7 +90,8 @@ class _LeanBert:
         self.type0 = e.token_type_embeddings.weight[0]
         self.norm = (e.LayerNorm.weight, e.LayerNorm.bias)
         self.layers = []
-        for layer in model.encoder.layer:
+        # BertEncoder.layer is an nn.ModuleList built of BertLayer only; ModuleList iterates as plain Module
+        for layer in cast("Iterable[BertLayer]", model.encoder.layer):
             a, o = layer.attention, layer.output
             q, k, v = a.self.query, a.self.key, a.self.value
             self.layers.append((
@@ -94,7 +100,7 @@ class _LeanBert:
             ))
 
     @staticmethod
-    def supports(model: torch.nn.Module) -> bool:
+    def supports(model: PreTrainedModel) -> bool:
         cfg = model.config
         return (
             cfg.model_type == "bert" and getattr(cfg, "position_embedding_type", "absolute") == "absolute"

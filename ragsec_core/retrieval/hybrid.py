@@ -15,6 +15,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import faiss
 import numpy as np
@@ -102,8 +103,10 @@ class HybridRetriever:
         emb = np.load(folder / "embeddings.npy")
         index = None
         if len(emb) >= APPROX_MIN_CHUNKS and (folder / "hnsw.faiss").exists():
-            index = faiss.read_index(str(folder / "hnsw.faiss"))
-            index.hnsw.efSearch = HNSW_EF_SEARCH
+            # _save writes hnsw.faiss only from an IndexHNSWFlat, and faiss' SWIG wrapper returns the concrete class
+            hnsw = cast(faiss.IndexHNSWFlat, faiss.read_index(str(folder / "hnsw.faiss")))
+            hnsw.hnsw.efSearch = HNSW_EF_SEARCH
+            index = hnsw
         return cls(chunks, embedder, emb, bm25, index)
 
     def extended(self, extra: list[Chunk], extra_embeddings: np.ndarray | None = None) -> HybridRetriever:

@@ -84,7 +84,7 @@ class Step:
     @property
     def masks(self) -> list[Span]:
         """Every prompt range masked in this replay, merged."""
-        return merge(list(self.earlier) + [tuple(s.prompt) for s in self.test.spans])  # type: ignore[misc]
+        return merge(list(self.earlier) + [s.prompt_span for s in self.test.spans])
 
 
 def steps(result: TracebackResult) -> list[Step]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from ragsec_core.data.spans import (
     Span,
@@ -68,6 +68,10 @@ class SpanRecord:
     local: list[int]  # [l, r) in the chunk text
     prompt: list[int]  # [a, b) in the Pass-0 prompt; prompt[a:b] == chunk[l:r]
     text: str
+
+    @property
+    def prompt_span(self) -> Span:  # `tuple(prompt)`: two items, as `record` builds it and artifacts store it
+        return cast(Span, tuple(self.prompt))
 
 
 @dataclass
@@ -177,8 +181,8 @@ class Pass1:
         return not fires(compute_signals(answer, masked_texts, self.trace.labels), self.trigger)
 
     def test(self, stage: str, spans: list[SpanRecord]) -> _Outcome:
-        extra = [tuple(s.prompt) for s in spans]
-        all_masks = self.masks + extra  # type: ignore[operator]
+        extra = [s.prompt_span for s in spans]
+        all_masks = self.masks + extra
         prompt = apply_masks(self.trace.prompt, all_masks, self.mask_mode)
         assert self.engine is not None, "tests run only inside run()"
         before = self.engine.calls
@@ -223,7 +227,7 @@ class Pass1:
             self._base_lp, reproduced = base.logprob, base.answer == answer
         found = self._fast_path() or self._search()
         path, attribution, causal = found
-        self.masks += [tuple(c.prompt) for c in causal]  # type: ignore[misc]
+        self.masks += [c.prompt_span for c in causal]
         self.result.causal += causal
         self.result.attribution += attribution
         final = self.test("final", [])

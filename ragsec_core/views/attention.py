@@ -7,6 +7,7 @@ investigating; the other samples feed the consistency features, not the picture.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -14,6 +15,9 @@ from ragsec_core._util.text import escape_controls
 from ragsec_core.data.trace import Trace
 from ragsec_core.dscan.detector import Detector, DscanResult
 from ragsec_core.models.attention import map_prompt
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
 
 
 def doc_layer_weights(result: DscanResult) -> np.ndarray:
@@ -65,7 +69,7 @@ def entropy_context(result: DscanResult, detector: Detector, feature: str = "doc
     return EntropyContext(value, *(rng if rng else (None, None, None)))
 
 
-def heatmap_figure(weights: np.ndarray, doc_labels: list[str], implicated: int | None = None):  # type: ignore[no-untyped-def]
+def heatmap_figure(weights: np.ndarray, doc_labels: list[str], implicated: int | None = None) -> go.Figure:
     """Plotly heatmap, documents x layers. Labels come from the corpus: they are HTML-escaped here,
     because plotly renders a subset of HTML in tick labels and hover text."""
     import html

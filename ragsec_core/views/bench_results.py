@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ragsec_core._util.errors import RagsecError
 from ragsec_core._util.text import escape_controls
@@ -46,7 +46,7 @@ def parse_results(data: bytes, name: str) -> dict[str, Any]:
 
 def detect_kind(results: dict[str, Any]) -> str:
     """Which bench wrote the file, from the keys only that bench writes."""
-    cfg = results.get("config") if isinstance(results.get("config"), dict) else {}
+    cfg = _dict(results.get("config"))
     if cfg.get("bench") == "traceback" or ("outcomes" in results and ("char_f1" in results or "methods" in results)):
         return "traceback"
     if "by_alpha_k" in results or ("trials" in results and "reference" in results):
@@ -78,14 +78,14 @@ def _curve(r: Any) -> dict[str, list[float]] | None:
     fpr, tpr = [_num(x) for x in r["fpr"]], [_num(x) for x in r["tpr"]]
     if len(fpr) != len(tpr) or not fpr or None in fpr or None in tpr:
         return None
-    return {"fpr": fpr, "tpr": tpr}  # type: ignore[dict-item]
+    return {"fpr": cast(list[float], fpr), "tpr": cast(list[float], tpr)}  # no None in either: checked above
 
 
 # ---------------------------------------------------------------- traceback
 
 def attack_label(results: dict[str, Any], fallback: str) -> str:
     """Short name of the attack setting a traceback run used (data set, mode, form, poisons per query)."""
-    cfg = results.get("config") if isinstance(results.get("config"), dict) else {}
+    cfg = _dict(results.get("config"))
     parts = [Path(str(cfg["data"])).stem if cfg.get("data") else fallback]
     for key, fmt in (("mode", "{}"), ("attack_form", "{}"), ("poisons_per_query", "P={}")):
         if cfg.get(key) is not None:

@@ -99,7 +99,7 @@ def report_html(a: Artifact) -> str:
         "text below is untrusted and shown escaped; invisible characters appear as [U+XXXX] badges.</p>"
         + _summary(a) + _spans(a.pass1) + _chunks(a) + _steps(a)
         + "<h2>Final sanitised prompt (all causal masks applied)</h2>"
-        + highlight_html(apply_masks(a.trace.prompt, [tuple(c.prompt) for c in a.pass1.causal], a.pass1.mask_mode), [])
+        + highlight_html(apply_masks(a.trace.prompt, [c.prompt_span for c in a.pass1.causal], a.pass1.mask_mode), [])
     )
     return page_html(body, f"ragsec report {a.trace.trace_id}")
 

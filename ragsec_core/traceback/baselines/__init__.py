@@ -39,12 +39,12 @@ def method_class(name: str) -> type:
         module, cls = METHODS[name].split(":")
     except KeyError:
         raise RagsecError(f"unknown method '{name}' (choose from {', '.join(METHODS)})") from None
-    return getattr(importlib.import_module(f"{__name__}.{module}"), cls)  # type: ignore[no-any-return]
+    return getattr(importlib.import_module(f"{__name__}.{module}"), cls)
 
 
 def get(name: str) -> Method:
     """A fresh instance of the method registered under `name`."""
-    return method_class(name)()  # type: ignore[no-any-return]
+    return method_class(name)()
 
 
 def parse_methods(spec: str) -> list[str]:

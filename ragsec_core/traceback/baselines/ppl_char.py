@@ -8,6 +8,7 @@ occlusion suppresses the event, the most surprising window is reported as it is.
 from __future__ import annotations
 
 import math
+from functools import partial
 
 from ragsec_core.data.spans import Span, apply_masks, bisect_minimal, trim
 from ragsec_core.data.trace import Trace
@@ -63,7 +64,7 @@ class PPLChar:
         for _, i, span in cands:
             if suppressed(i, span):
                 text = trace.hits[i].text
-                found = (i, bisect_minimal(text, span, lambda h, i=i: suppressed(i, h), MAX_BISECT_STEPS, MIN_SPAN_CHARS)[0])
+                found = (i, bisect_minimal(text, span, partial(suppressed, i), MAX_BISECT_STEPS, MIN_SPAN_CHARS)[0])
                 occluded = True
                 break
         ctx.calls += engine.calls - calls0
