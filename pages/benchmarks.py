@@ -11,7 +11,7 @@ import streamlit as st
 
 from pages.common import ensure_routed, get_retriever, reported, show_error
 from ragsec_core._util.errors import RagsecError
-from ragsec_core.chameleon.evaluate import METRICS
+from ragsec_core.chameleon.options import METRICS
 from ragsec_core.chameleon.scenarios import builtin_scenarios
 from ragsec_core.data.corpus import sample_corpus_names
 from ragsec_core.views.bench_results import (

@@ -20,6 +20,7 @@ from ragsec_core._util.text import escape_controls
 from ragsec_core.data.corpus import DEFAULT_CORPUS, Corpus, load_corpus, sample_corpus_names, variant_names
 from ragsec_core.data.trace import TraceStore
 from ragsec_core.models.llm import LLM, load_llm
+from ragsec_core.models.options import DEFAULT_QUANTIZE
 from ragsec_core.rag import Pipeline, build_retriever
 from ragsec_core.retrieval.embed import Embedder
 from ragsec_core.retrieval.hybrid import HybridRetriever
@@ -76,7 +77,7 @@ def ensure_routed() -> None:
 
 
 @st.cache_resource(show_spinner=False)
-def get_llm(model: str | None = None, quantize: str = "none") -> LLM:
+def get_llm(model: str | None = None, quantize: str = DEFAULT_QUANTIZE) -> LLM:
     return load_llm(model, quantize)
 
 
@@ -104,7 +105,7 @@ def get_retriever(corpus: str, variant: str | None) -> HybridRetriever:
 
 
 @st.cache_resource(show_spinner=False)
-def get_pipeline(corpus: str, variant: str | None, model: str | None = None, quantize: str = "none") -> Pipeline:
+def get_pipeline(corpus: str, variant: str | None, model: str | None = None, quantize: str = DEFAULT_QUANTIZE) -> Pipeline:
     return Pipeline(get_corpus(corpus, variant), get_retriever(corpus, variant), get_llm(model, quantize))
 
 

@@ -16,9 +16,9 @@ from pages.common import (
 )
 from ragsec_core._util.errors import RagsecError
 from ragsec_core._util.text import escape_controls
-from ragsec_core.data.spans import MASK_MODES
-from ragsec_core.data.trace import TRIGGERS
-from ragsec_core.traceback.options import DEFAULT_OBJECTIVE, DEFAULT_TRIGGER, OBJECTIVES
+from ragsec_core.data.spans import DEFAULT_MASK_MODE, MASK_MODES
+from ragsec_core.data.trace import DEFAULT_TRIGGER, TRIGGERS
+from ragsec_core.traceback.options import DEFAULT_OBJECTIVE, OBJECTIVES
 from ragsec_core.views.highlight import Mark, highlight_html, legend_html
 
 ensure_routed()
@@ -75,7 +75,7 @@ triggers = list(TRIGGERS)
 trigger = c1.selectbox("Trigger", triggers, index=triggers.index(DEFAULT_TRIGGER), key="tb_trigger")
 objective = c2.selectbox("Influence objective", OBJECTIVES, index=OBJECTIVES.index(DEFAULT_OBJECTIVE), key="tb_objective",
                          help="event: label-free (the answer stops repeating the event); oracle: uses the known target")
-mask_mode = c3.selectbox("Masking", MASK_MODES, key="tb_mask")
+mask_mode = c3.selectbox("Masking", MASK_MODES, index=MASK_MODES.index(DEFAULT_MASK_MODE), key="tb_mask")
 
 if st.button("Run Pass-1", type="primary", key="tb_run"):
     from ragsec_core._util.paths import data_dir

@@ -1,5 +1,5 @@
 """Retrieval lab, Corpus monitor and Benchmarks pages through AppTest (same process, real MiniLM/FAISS/BM25),
-plus unit tests of their view models (ragsec_core.views.retrieval_lab, monitor_view, bench_results) and figures."""
+plus unit tests of their view models (ragsec_core.views: retrieval_lab, monitor, bench_results) and figures."""
 
 from __future__ import annotations
 
@@ -173,7 +173,7 @@ def test_benchmarks_plots_every_kind_of_results_file(monkeypatch, tmp_path):
     scatter = next(c for c in _charts(at) if "Char F1" in c["layout"]["title"]["text"])
     names = [t["name"] for t in scatter["data"]]
     assert len(names) == 2 and not any("<img" in n for n in names) and any("&lt;img" in n for n in names)
-    from ragsec_core.chameleon.evaluate import METRICS
+    from ragsec_core.chameleon.options import METRICS
 
     assert at.selectbox(key="bench_ch_metric").options == list(METRICS)  # the core's list, not a copy
     at.selectbox(key="bench_ch_metric").select("stealth").run()

@@ -2,7 +2,7 @@
 
 Pairs (D-SCAN paper §4): per question, clean = its first 5 retrieved benign passages; poisoned = the
 same 5 with 2 of them, at seeded random positions, replaced by 2 of the question's PoisonedRAG
-adversarial texts in black-box form (`question. adv_text`, as `corpus.py` loads them).
+adversarial texts in black-box form (`question. adv_text`, as `data.corpus` loads them).
 
 Controls, for what else could separate a pair. Length: the poisoned passages are shorter than the benign
 ones they replace, so prompt length alone separates the pairs; `clean_lm` cuts (at a word boundary) or

@@ -32,6 +32,7 @@ from ragsec_core.chameleon.attack import (
     optimise_gradient,
     query_keywords,
 )
+from ragsec_core.chameleon.options import METRICS
 from ragsec_core.chameleon.scenarios import Scenario
 from ragsec_core.data.corpus import Chunk
 from ragsec_core.models.llm import LLM, GenerationSettings
@@ -170,7 +171,6 @@ def evaluate_retrieval(
     return out
 
 
-METRICS = ("co_retrieval", "any_retrieval", "stealth", "overall")
 
 
 def aggregate(trials: Sequence[dict[str, dict]]) -> dict[str, dict]:

@@ -7,3 +7,5 @@ from __future__ import annotations
 OPTIMISERS = ("gradient", "blackbox")
 # Reading of the sleeper objective (eq. 1): "bridge" (the default; see chameleon.attack) or as printed.
 SLEEPER_FORMS = ("bridge", "literal")
+# What the sweep reports per (alpha, k): both documents retrieved, either, benign queries spared, all three.
+METRICS = ("co_retrieval", "any_retrieval", "stealth", "overall")

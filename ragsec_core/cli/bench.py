@@ -10,7 +10,7 @@ from ragsec_core.bench import chameleon, dscan, speed, traceback
 from ragsec_core.chameleon.options import OPTIMISERS, SLEEPER_FORMS
 from ragsec_core.cli.monitor import add_monitor_parser
 from ragsec_core.cli.options import add_corpus_args, add_retrieval_args
-from ragsec_core.data.spans import MASK_MODES
+from ragsec_core.data.spans import DEFAULT_MASK_MODE, MASK_MODES
 from ragsec_core.traceback.baselines import METHODS
 from ragsec_core.traceback.options import DEFAULT_OBJECTIVE, OBJECTIVES
 
@@ -32,7 +32,7 @@ def _traceback(subparsers: Any) -> None:
     p.add_argument("--attack-form", choices=traceback.ATTACK_FORMS, default=traceback.ATTACK_FORMS[0])
     p.add_argument("--poisons-per-query", type=int, default=1)
     add_retrieval_args(p, alpha=1.0, k=5, use=True)
-    p.add_argument("--mask-mode", choices=MASK_MODES, default=MASK_MODES[0])
+    p.add_argument("--mask-mode", choices=MASK_MODES, default=DEFAULT_MASK_MODE)
     p.add_argument("--objective", choices=OBJECTIVES, default=DEFAULT_OBJECTIVE)
     p.add_argument("--limit", type=int, default=50)
     p.add_argument("--first-question", type=int, default=0,

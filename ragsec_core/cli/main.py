@@ -18,9 +18,9 @@ from ragsec_core.cli.bench import add_bench_parsers
 from ragsec_core.cli.display import visible
 from ragsec_core.cli.monitor import add_monitor_parser
 from ragsec_core.cli.options import add_corpus_args, add_model_args, add_retrieval_args, add_store_arg
-from ragsec_core.data.spans import MASK_MODES
-from ragsec_core.data.trace import TRIGGERS
-from ragsec_core.traceback.options import DEFAULT_OBJECTIVE, DEFAULT_TRIGGER, OBJECTIVES
+from ragsec_core.data.spans import DEFAULT_MASK_MODE, MASK_MODES
+from ragsec_core.data.trace import DEFAULT_TRIGGER, TRIGGERS
+from ragsec_core.traceback.options import DEFAULT_OBJECTIVE, OBJECTIVES
 
 EXIT_USAGE = 2
 
@@ -89,7 +89,7 @@ def _trace(sub: argparse._SubParsersAction) -> None:
     tr.add_argument("trace_id")
     tr.add_argument("--trigger", default=DEFAULT_TRIGGER, choices=list(TRIGGERS))
     tr.add_argument("--objective", default=DEFAULT_OBJECTIVE, choices=OBJECTIVES)
-    tr.add_argument("--mask-mode", default=MASK_MODES[0], choices=MASK_MODES)
+    tr.add_argument("--mask-mode", default=DEFAULT_MASK_MODE, choices=MASK_MODES)
     tr.add_argument("--out", default=None, help="artifact path (default: <data dir>/artifacts/ID.pass1.json)")
     add_model_args(tr)
     add_store_arg(tr)

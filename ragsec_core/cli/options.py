@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ragsec_core._util.errors import RagsecError
-from ragsec_core.models.options import DEFAULT_MAX_NEW_TOKENS, QUANTIZE_CHOICES
+from ragsec_core.models.options import DEFAULT_MAX_NEW_TOKENS, DEFAULT_QUANTIZE, QUANTIZE_CHOICES
 
 if TYPE_CHECKING:
     from ragsec_core.data.trace import TraceStore
@@ -39,7 +39,7 @@ def add_retrieval_args(p: argparse.ArgumentParser, *, alpha: float = 0.5, k: int
 def add_model_args(p: argparse.ArgumentParser, *, max_new_tokens: bool = True) -> None:
     """The generator: a local model folder or GGUF, its quantisation, and the answer length."""
     p.add_argument("--model", default=None, help="local HF model folder or .gguf file (default: SmolLM2)")
-    p.add_argument("--quantize", default="none", choices=QUANTIZE_CHOICES)
+    p.add_argument("--quantize", default=DEFAULT_QUANTIZE, choices=QUANTIZE_CHOICES)
     if max_new_tokens:
         p.add_argument("--max-new-tokens", type=int, default=DEFAULT_MAX_NEW_TOKENS)
 

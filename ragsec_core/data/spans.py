@@ -22,7 +22,8 @@ Span = tuple[int, int]
 MIN_SENTENCE_CHARS = 8
 MAX_SENTENCES = 50
 PLACEHOLDER = "[removed]"
-MASK_MODES = ("delete", "placeholder")
+MASK_MODES = ("delete", "placeholder")  # cut the characters out, or put PLACEHOLDER in their place
+DEFAULT_MASK_MODE = "delete"
 
 
 # ---------------------------------------------------------------- basic algebra

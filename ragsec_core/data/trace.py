@@ -170,6 +170,7 @@ def compute_signals(answer: str, used_texts: dict[int, str], labels: Labels) -> 
     return Signals(abstained, par, mode, t_asr, correct, confusion, supporting if par else [])
 
 
+DEFAULT_TRIGGER = "PAR"  # the trigger predicate Pass-1 and the app use unless told otherwise
 TRIGGERS: dict[str, Callable[[Signals], bool]] = {
     "PAR": lambda s: s.par,
     "T_ASR": lambda s: bool(s.t_asr),
@@ -179,14 +180,14 @@ TRIGGERS: dict[str, Callable[[Signals], bool]] = {
 }
 
 
-def fires(signals: Signals, trigger: str = "PAR") -> bool:
+def fires(signals: Signals, trigger: str = DEFAULT_TRIGGER) -> bool:
     try:
         return TRIGGERS[trigger.upper()](signals)
     except KeyError:
         raise RagsecError(f"unknown trigger '{trigger}' (choose from {', '.join(TRIGGERS)})") from None
 
 
-def triggered(trace: Trace, trigger: str = "PAR") -> bool:
+def triggered(trace: Trace, trigger: str = DEFAULT_TRIGGER) -> bool:
     """Evaluate a trigger on the signals logged in Pass-0 (no new model call)."""
     return fires(trace.signals, trigger)
 

@@ -2,11 +2,11 @@
 
 The API takes any Pass-0 trace: it replays the greedy generation with attention capture (the trace's
 prompt and settings; greedy decoding replays token for token), draws N-1 further samples from the same
-prefill when asked, computes the features of `dscan_features`, and scores them with a logistic-regression
+prefill when asked, computes the features of `dscan.features`, and scores them with a logistic-regression
 detector stored as plain JSON coefficients (`dscan_detector.json`), so scoring needs numpy only;
 scikit-learn is needed only to train (`ragsec bench dscan`). If the replayed answer differs from the
 stored one (another model or settings), the stored answer is teacher-forced instead, which gives the
-same rows as its generation would have (see `attention.py`).
+same rows as its generation would have (see `models.attention`).
 """
 
 from __future__ import annotations

@@ -56,7 +56,7 @@ def nested_cv(
 ) -> dict[str, Any]:
     """Out-of-fold probabilities; per outer fold the band is chosen on the training folds only.
 
-    `matrices` are the per-band feature matrices of all prompts (`dscan.band_matrices`); `names` picks
+    `matrices` are the per-band feature matrices of all prompts (`dscan.detector.band_matrices`); `names` picks
     the feature subset (ablations). Feature sets without attention features use the "all" band.
     """
     from sklearn.model_selection import GroupKFold

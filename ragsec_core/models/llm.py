@@ -20,7 +20,7 @@ import torch
 
 from ragsec_core._util.errors import RagsecError
 from ragsec_core._util.paths import cache_dir
-from ragsec_core.models.options import DEFAULT_MAX_NEW_TOKENS, QUANTIZE_CHOICES
+from ragsec_core.models.options import DEFAULT_MAX_NEW_TOKENS, DEFAULT_QUANTIZE, QUANTIZE_CHOICES
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -50,7 +50,7 @@ class Generation:
 class LLM:
     """A loaded causal LM with its tokenizer; `generate` is serialised so sessions can share it."""
 
-    def __init__(self, model: Any, tokenizer: Any, model_id: str, quantize: str = "none") -> None:
+    def __init__(self, model: Any, tokenizer: Any, model_id: str, quantize: str = DEFAULT_QUANTIZE) -> None:
         self.model = model.eval()
         self.tokenizer = tokenizer
         self.model_id = model_id
@@ -198,7 +198,7 @@ def default_gguf_path() -> Path:
     return Path(next(iter(spec.submodule_search_locations))) / DEFAULT_GGUF
 
 
-def load_llm(path: str | Path | None = None, quantize: str = "none") -> LLM:
+def load_llm(path: str | Path | None = None, quantize: str = DEFAULT_QUANTIZE) -> LLM:
     """Load the default GGUF, a `.gguf` file or a local HF model folder, optionally 4/8-bit quantised."""
     if quantize not in QUANTIZE_CHOICES:
         raise RagsecError(f"--quantize must be one of {', '.join(QUANTIZE_CHOICES)} (got '{quantize}')")

@@ -7,4 +7,3 @@ from __future__ import annotations
 # attacker target (benchmarks with labels).
 OBJECTIVES = ("event", "oracle")
 DEFAULT_OBJECTIVE = "event"
-DEFAULT_TRIGGER = "PAR"

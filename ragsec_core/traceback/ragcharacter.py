@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, cast
 
 from ragsec_core.data.spans import (
+    DEFAULT_MASK_MODE,
     Span,
     apply_masks,
     attribution_span,
@@ -29,11 +30,11 @@ from ragsec_core.data.spans import (
     rank_sentences,
     sentence_spans,
 )
-from ragsec_core.data.trace import Trace, compute_signals, contains_norm, fires, triggered
+from ragsec_core.data.trace import DEFAULT_TRIGGER, Trace, compute_signals, contains_norm, fires, triggered
 from ragsec_core.data.trace import overlaps as answer_overlaps
 from ragsec_core.models.llm import LLM, GenerationSettings
 from ragsec_core.models.replay import NaiveReplayEngine, ReplayEngine
-from ragsec_core.traceback.options import OBJECTIVES
+from ragsec_core.traceback.options import DEFAULT_OBJECTIVE, OBJECTIVES
 
 
 @dataclass(frozen=True)
@@ -137,9 +138,9 @@ class Pass1:
         self,
         llm: LLM,
         trace: Trace,
-        trigger: str = "PAR",
-        objective: str = "event",
-        mask_mode: str = "delete",
+        trigger: str = DEFAULT_TRIGGER,
+        objective: str = DEFAULT_OBJECTIVE,
+        mask_mode: str = DEFAULT_MASK_MODE,
         budgets: Budgets | None = None,
         *,
         naive: bool = False,
@@ -387,9 +388,9 @@ class Pass1:
 def run_pass1(
     llm: LLM,
     trace: Trace,
-    trigger: str = "PAR",
-    objective: str = "event",
-    mask_mode: str = "delete",
+    trigger: str = DEFAULT_TRIGGER,
+    objective: str = DEFAULT_OBJECTIVE,
+    mask_mode: str = DEFAULT_MASK_MODE,
     budgets: Budgets | None = None,
     *,
     naive: bool = False,

@@ -1,7 +1,7 @@
 """HTML highlighting of attacker-controlled text, built from escaped text only.
 
 Passages and answers are written by whoever poisoned the corpus, so every character goes through
-`text.html_visible` (HTML-escaped, invisible and bidi characters turned into visible `[U+XXXX]` badges)
+`_util.text.html_visible` (HTML-escaped, invisible and bidi characters turned into visible `[U+XXXX]` badges)
 before any markup is added around it; the only tags in the output are the ones built here. Views
 (Streamlit pages, the HTML report) render this output and nothing else as HTML.
 """

@@ -107,7 +107,7 @@ def poison_chunk(text: str, n: int) -> Chunk:
 
 
 def pair_chunks(sleeper: str, trigger: str) -> list[Chunk]:
-    """Sleeper and trigger with the doc ids `chameleon_eval.evaluate_retrieval` looks for."""
+    """Sleeper and trigger with the doc ids `chameleon.evaluate.evaluate_retrieval` looks for."""
     return [Chunk(f"{SLEEPER_ID}#0", SLEEPER_ID, sleeper, 0, len(sleeper), title="sleeper (this session)"),
             Chunk(f"{TRIGGER_ID}#0", TRIGGER_ID, trigger, 0, len(trigger), title="trigger (this session)")]
 
