@@ -50,14 +50,14 @@ def test_traceback_page_runs_steps_exports_and_remediates(app_env, pipeline):
     at.session_state["tb_pipeline"] = pipeline("secops", "embedded")
     at.run()
     # The select boxes offer the core's option lists (one source of truth), with the core's defaults.
-    from ragsec_core.data.spans import MASK_MODES
-    from ragsec_core.data.trace import TRIGGERS
-    from ragsec_core.traceback.options import DEFAULT_OBJECTIVE, DEFAULT_TRIGGER, OBJECTIVES
+    from ragsec_core.data.spans import DEFAULT_MASK_MODE, MASK_MODES
+    from ragsec_core.data.trace import DEFAULT_TRIGGER, TRIGGERS
+    from ragsec_core.traceback.options import DEFAULT_OBJECTIVE, OBJECTIVES
 
     assert at.selectbox(key="tb_trigger").options == list(TRIGGERS) and at.selectbox(key="tb_trigger").value == DEFAULT_TRIGGER
     assert at.selectbox(key="tb_objective").options == list(OBJECTIVES)
     assert at.selectbox(key="tb_objective").value == DEFAULT_OBJECTIVE
-    assert at.selectbox(key="tb_mask").options == list(MASK_MODES)
+    assert at.selectbox(key="tb_mask").options == list(MASK_MODES) and at.selectbox(key="tb_mask").value == DEFAULT_MASK_MODE
     at.button(key="tb_run").click().run()
     assert not at.exception and not at.error
     assert (app_env / "data" / "artifacts" / f"{trace.trace_id}.pass1.json").exists()
