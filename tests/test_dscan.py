@@ -360,7 +360,7 @@ def test_length_matched_run_reuses_the_cached_poisoned_rows(tmp_path, monkeypatc
     args.length_matched = False
     assert [r["cond"] for r in dscan_bench.collect(recs, args, raw)] == ["clean", "poisoned"] * 4
     args.max_new_tokens = 5  # another raw config shares nothing: the model would be needed
-    monkeypatch.setattr("ragsec_core.models.llm.load_llm", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("model needed")))
+    monkeypatch.setattr(dscan_bench, "load_llm", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("model needed")))
     with pytest.raises(RuntimeError, match="model needed"):
         dscan_bench.collect(recs, args, raw)
 
@@ -391,8 +391,8 @@ def test_zero_shot_is_cached_apart_and_added_to_a_finished_run(tmp_path, monkeyp
         return {"key": f"{rec['id']}:{cond}", "kind": "zero_shot", "seed": a.seed, "score": 0.25 * len(computed)}
 
     monkeypatch.setattr(dscan_bench, "run_zero_shot", fake_zero_shot)
-    monkeypatch.setattr("ragsec_core.models.llm.load_llm", lambda *a, **k: object())
-    monkeypatch.setattr("ragsec_core.retrieval.embed.Embedder", lambda *a, **k: object())
+    monkeypatch.setattr(dscan_bench, "load_llm", lambda *a, **k: object())
+    monkeypatch.setattr(dscan_bench, "Embedder", lambda *a, **k: object())
     args.no_zero_shot = False
     got = dscan_bench.collect(recs, args, raw)
     assert computed == ["r0:clean", "r0:poisoned", "r1:clean", "r1:poisoned"]

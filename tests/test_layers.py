@@ -20,9 +20,9 @@ LAYERS = {
     "_util": 0, "data": 1, "retrieval": 2, "models": 2, "rag": 3,
     "traceback": 4, "dscan": 4, "chameleon": 4, "monitor": 4, "bench": 5, "views": 6, "cli": 7,
 }
-# Layers whose modules may import the rest of the package inside functions: command modules that must
-# stay light so that `ragsec --help` and input errors need no torch.
-LAZY_OK = {"cli", "bench"}
+# The layer whose modules may import the rest of the package inside functions: the command line, which must
+# stay light so that `ragsec --help` and input errors need no torch (it imports a bench module only to run it).
+LAZY_OK = {"cli"}
 MAX_LINES = 400
 
 

@@ -17,8 +17,36 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ragsec_core._util.atomic import write_text_atomic
 from ragsec_core._util.errors import RagsecError
+from ragsec_core._util.inputs import check_params
 from ragsec_core._util.paths import shared_data_dir
+from ragsec_core._util.text import tokenize
+from ragsec_core.chameleon.attack import (
+    KEYWORD_DENSITIES,
+    KEYWORD_STRATEGIES,
+    Encoder,
+    corpus_vocabulary,
+    inject_keywords,
+    query_keywords,
+)
+from ragsec_core.chameleon.evaluate import (
+    ALPHAS,
+    KS,
+    aggregate,
+    build_pair,
+    end_to_end,
+    evaluate_retrieval,
+    inject,
+    rate,
+    vector_vs_hybrid,
+)
+from ragsec_core.chameleon.scenarios import default_scenario_file, load_scenarios
+from ragsec_core.data.corpus import Chunk, Corpus, load_corpus
+from ragsec_core.models.llm import load_llm
+from ragsec_core.monitor.detectors import default_query_sets, evaluate, qpd_threshold, run_monitor
+from ragsec_core.rag import Pipeline, build_retriever
+from ragsec_core.retrieval.embed import Embedder
 
 if TYPE_CHECKING:
     from ragsec_core.data.corpus import Corpus
@@ -31,8 +59,6 @@ JOINT_ALPHAS = (0.7, 0.5, 0.3)
 # ---------------------------------------------------------------- helpers
 
 def _check_common(args: argparse.Namespace) -> None:
-    from ragsec_core._util.inputs import check_params
-
     for name in ("trials", "iterations", "candidates", "e2e_tokens"):
         if getattr(args, name) < 1:
             raise RagsecError(f"--{name} must be >= 1 (got {getattr(args, name)})")
@@ -51,8 +77,6 @@ def _check_common(args: argparse.Namespace) -> None:
 
 def load_clean_corpus(paths: list[str] | None) -> Corpus:
     """Merge corpora and drop known poisons (documents with gold spans), keeping demo queries."""
-    from ragsec_core.data.corpus import Corpus, load_corpus
-
     corpora = [load_corpus(p) for p in (paths or ["secops"])]
     docs = [d for c in corpora for d in c.documents if not d.poison_spans and d.poison_target is None]
     if not docs:
@@ -86,7 +110,6 @@ def _tfidf_top(retriever: HybridRetriever, query: str, n: int = 8) -> list[str]:
     import math
     from collections import Counter
 
-    from ragsec_core._util.text import tokenize
 
     texts = [c.text for c in retriever.chunks]
     df: Counter[str] = Counter(t for x in texts for t in set(tokenize(x)))
@@ -103,9 +126,6 @@ def run_detectors(retriever: HybridRetriever, planted: list[tuple[str, str]], se
     One pair per scenario: planting every trial's pair would add near-copies of the same two documents
     (trials of a scenario differ by a few words), which lowers their own idf and makes them co-retrieve each
     other, so keyword anomaly and clustering would measure the duplication instead of the attack."""
-    from ragsec_core.data.corpus import Chunk
-    from ragsec_core.monitor.detectors import evaluate, run_monitor
-
     extra, poisoned = [], set()
     for i, (sleeper, trigger) in enumerate(planted):
         for role, text in (("sleeper", sleeper), ("trigger", trigger)):
@@ -127,9 +147,6 @@ def run_detectors(retriever: HybridRetriever, planted: list[tuple[str, str]], se
 
 def cmd_chameleon(args: argparse.Namespace) -> int:
     _check_common(args)
-    from ragsec_core._util.atomic import write_text_atomic
-    from ragsec_core.chameleon.scenarios import default_scenario_file, load_scenarios
-    from ragsec_core.monitor.detectors import default_query_sets, qpd_threshold
 
     scenario_file = args.scenarios or default_scenario_file(args.corpus)
     scenarios = load_scenarios(scenario_file)
@@ -142,27 +159,6 @@ def cmd_chameleon(args: argparse.Namespace) -> int:
     import numpy as np
     from tqdm import tqdm
 
-    from ragsec_core.chameleon.attack import (
-        KEYWORD_DENSITIES,
-        KEYWORD_STRATEGIES,
-        Encoder,
-        corpus_vocabulary,
-        inject_keywords,
-        query_keywords,
-    )
-    from ragsec_core.chameleon.evaluate import (
-        ALPHAS,
-        KS,
-        aggregate,
-        build_pair,
-        end_to_end,
-        evaluate_retrieval,
-        inject,
-        rate,
-        vector_vs_hybrid,
-    )
-    from ragsec_core.rag import build_retriever
-    from ragsec_core.retrieval.embed import Embedder
 
     t_start = time.time()
     deadline = t_start + 60 * args.max_minutes if args.max_minutes else None
@@ -170,8 +166,6 @@ def cmd_chameleon(args: argparse.Namespace) -> int:
     retriever = build_retriever(corpus, embedder)
     llm = None
     if not (args.no_fluency and args.no_e2e):
-        from ragsec_core.models.llm import load_llm
-
         llm = load_llm()
     encoder = Encoder(embedder)
     vocab = corpus_vocabulary([c.text for c in retriever.chunks])
@@ -288,8 +282,6 @@ def cmd_chameleon(args: argparse.Namespace) -> int:
 
     # ---- end-to-end with the local LLM (first pair of each scenario)
     if not args.no_e2e and pairs:
-        from ragsec_core.rag import Pipeline
-
         assert llm is not None  # loaded above unless both --no-fluency and --no-e2e
         pipe = Pipeline(corpus, retriever, llm)
         seen: set[str] = set()

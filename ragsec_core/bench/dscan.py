@@ -19,8 +19,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ragsec_core._util.atomic import write_text_atomic
 from ragsec_core._util.errors import RagsecError
 from ragsec_core.bench.dscan_pairs import N_DOCS, N_POISON, build_pair, load_records
+from ragsec_core.data.trace import overlaps
+from ragsec_core.dscan import evaluate as ev
+from ragsec_core.dscan.detector import band_matrices, capture, fit_detector, select_band
+from ragsec_core.dscan.features import ALL_FEATURES, GROUPS, LayerStats, layer_bands, layer_stats
+from ragsec_core.models.llm import DEFAULT_MODEL_ID, load_llm
+from ragsec_core.rag import render_prompt
+from ragsec_core.retrieval.embed import Embedder
 
 PAPER = {  # D-SCAN Table 1-3 (Llama-3.1-8B), for the side-by-side table
     "table1_dscan": {"2wiki": {"auc": 0.9337, "f1": 0.8578}, "hotpotqa": {"auc": 0.8330, "f1": 0.7783},
@@ -52,7 +60,6 @@ def cmd_dscan(args: argparse.Namespace) -> int:
 
     with threadpool_limits(limits=max(1, args.threads)):  # BLAS spin-waits are costly on a shared CPU
         results = analyse(raw, args, data, time.perf_counter() - t0)
-    from ragsec_core._util.atomic import write_text_atomic
 
     write_text_atomic(args.out, json.dumps(results, indent=2) + "\n")
     print(f"wrote {args.out}: auc={_fmt(results['auc'])} f1={_fmt(results['f1'])} "
@@ -80,8 +87,6 @@ def collect(records: list[dict[str, Any]], args: argparse.Namespace, raw_path: P
         print("loading models ...", file=sys.stderr)
         import torch
 
-        from ragsec_core.models.llm import load_llm
-        from ragsec_core.retrieval.embed import Embedder
 
         torch.set_num_threads(max(1, args.threads))
         llm, embedder = load_llm(), Embedder()
@@ -137,11 +142,6 @@ def _raw_config(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run_prompt(llm: Any, embedder: Any, rec: dict[str, Any], cond: str, args: argparse.Namespace) -> dict[str, Any]:
-    from ragsec_core.data.trace import overlaps
-    from ragsec_core.dscan.detector import capture
-    from ragsec_core.dscan.features import layer_stats
-    from ragsec_core.rag import render_prompt
-
     pair = build_pair(rec, args.seed, token_counter(llm))
     rendered = render_prompt(llm, rec["question"], pair[cond])
     pmap, answers = capture(llm, rendered.prompt, rendered.spans, args.n_samples, args.max_new_tokens,
@@ -212,10 +212,6 @@ def zero_shot_score(llm: Any, question: str, texts: list[str]) -> float:
 def analyse(raw: list[dict[str, Any]], args: argparse.Namespace, data: Path, seconds: float) -> dict[str, Any]:
     import numpy as np
 
-    from ragsec_core.dscan import evaluate as ev
-    from ragsec_core.dscan.detector import band_matrices, fit_detector, select_band
-    from ragsec_core.dscan.features import ALL_FEATURES, GROUPS, LayerStats, layer_bands
-    from ragsec_core.models.llm import DEFAULT_MODEL_ID
 
     rows_all = [[LayerStats.from_dict(s) for s in r["stats"]] for r in raw]
     emb_all = [np.asarray(r["embeddings"]) for r in raw]

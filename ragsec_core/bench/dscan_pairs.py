@@ -21,13 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from ragsec_core._util.errors import RagsecError
+from ragsec_core.data.corpus import read_json
 
 N_DOCS, N_POISON = 5, 2
 
 
 def load_records(path: Path) -> list[dict[str, Any]]:
-    from ragsec_core.data.corpus import read_json
-
     data = read_json(path, "attack data")
     recs = list(data.values()) if isinstance(data, dict) else data
     good = [

@@ -21,11 +21,20 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ragsec_core._util.atomic import write_text_atomic
 from ragsec_core._util.errors import RagsecError
-from ragsec_core._util.paths import shared_data_dir
+from ragsec_core._util.paths import cache_dir
+from ragsec_core.bench import speed_parts
+from ragsec_core.bench.attacks import load_attack
+from ragsec_core.bench.options import SPEED_SECTIONS
+from ragsec_core.bench.planting import PlantedCorpus
+from ragsec_core.data.trace import Labels, Trace
+from ragsec_core.models.llm import load_llm
+from ragsec_core.rag import Pipeline
+from ragsec_core.retrieval.embed import Embedder
+from ragsec_core.traceback.metrics import char_scores
+from ragsec_core.traceback.ragcharacter import run_pass1
 
-SECTIONS = ("traceback", "retrieval", "hybrid", "attention", "startup")  # hybrid: only the hybrid part of retrieval
-DEFAULT_DATA = shared_data_dir() / "stealthy" / "wiki_open_nq.json"
 TARGETS = {  # key: (comparison, bound) from the issue's "Done when"
     "traceback_speedup": (">=", 5.0),
     "fpe_per_event": ("<=", 3.0),
@@ -42,8 +51,6 @@ def cmd_bench_speed(args: argparse.Namespace) -> int:
         results = run(args)
     print_table(results)
     if args.out:
-        from ragsec_core._util.atomic import write_text_atomic
-
         write_text_atomic(args.out, json.dumps(results, indent=2))
         print(f"wrote {args.out}", file=sys.stderr)
     return 0
@@ -66,11 +73,10 @@ def merge(parts: list[dict[str, Any]]) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     import torch
 
-    from ragsec_core.bench import speed_parts
 
     only = [s.strip() for s in args.only.split(",") if s.strip()]
-    if bad := [s for s in only if s not in SECTIONS]:
-        raise RagsecError(f"unknown section(s) {bad}; choose from {SECTIONS}")
+    if bad := [s for s in only if s not in SPEED_SECTIONS]:
+        raise RagsecError(f"unknown section(s) {bad}; choose from {SPEED_SECTIONS}")
     quick = args.quick
     results: dict[str, Any] = {"config": {k: v for k, v in vars(args).items() if k != "func"} | {"torch_threads": torch.get_num_threads()}}
     if "startup" in only:  # first: a fresh subprocess while nothing of ours is loaded
@@ -93,8 +99,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 def _save(results: dict[str, Any], out: str | None) -> None:
     """Atomic write, also after every traced event, so an interrupted run keeps its partial results."""
     if out:
-        from ragsec_core._util.atomic import write_text_atomic
-
         write_text_atomic(out, json.dumps(results, indent=2))
 
 
@@ -114,14 +118,6 @@ def traceback_speed(
     alternating per event."""
     if not data.exists():
         return {"traceback_skipped": f"attack data not found: {data}"}
-    from ragsec_core.bench.attacks import load_attack
-    from ragsec_core.bench.planting import PlantedCorpus
-    from ragsec_core.data.trace import Labels
-    from ragsec_core.models.llm import load_llm
-    from ragsec_core.rag import Pipeline
-    from ragsec_core.retrieval.embed import Embedder
-    from ragsec_core.traceback.metrics import char_scores
-    from ragsec_core.traceback.ragcharacter import run_pass1
 
     llm, embedder = load_llm(), Embedder()
     records = load_attack(data)[:max_questions]
@@ -175,14 +171,10 @@ class Pass0Cache:
     measures, and on the shared cores it costs as much as the comparison itself, so a rerun reuses it."""
 
     def __init__(self, data: Path, seed: int, questions: int, first: int = 0) -> None:
-        from ragsec_core._util.paths import cache_dir
-
         # the clean corpus is the context passages of the first `questions` records, hence in the key
         self.path = cache_dir() / "speed" / f"pass0-{data.stem}-seed{seed}-q{questions}{f'-from{first}' if first else ''}.jsonl"
         self.traces: dict[int, Any] = {}
         if self.path.exists():
-            from ragsec_core.data.trace import Trace
-
             for line in self.path.read_text().splitlines():
                 rec = json.loads(line)
                 self.traces[rec["q"]] = Trace.from_dict(rec["trace"])

@@ -22,6 +22,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ragsec_core._util.paths import cache_dir, shared_data_dir
+from ragsec_core.bench.attacks import load_attack
+from ragsec_core.data.corpus import load_corpus, sample_corpus_names
+from ragsec_core.data.spans import sentence_spans
 
 if TYPE_CHECKING:
     from ragsec_core.retrieval.embed import Embedder
@@ -38,9 +41,6 @@ def shared_missing(data_root: Path = SHARED_DATA) -> str | None:
 
 def real_texts(data_root: Path = SHARED_DATA) -> list[str]:
     """Context passages, adversarial texts and questions of the shared files, plus the sample corpora."""
-    from ragsec_core.bench.attacks import load_attack
-    from ragsec_core.data.corpus import load_corpus, sample_corpus_names
-
     texts: list[str] = []
     for name in ATTACK_FILES:
         for rec in load_attack(data_root / name):
@@ -53,8 +53,6 @@ def real_texts(data_root: Path = SHARED_DATA) -> list[str]:
 
 def sentence_pool(texts: list[str]) -> tuple[list[str], list[list[int]]]:
     """Unique sentences (>= 20 characters, spaCy's rule-based sentencizer) and, per text, its sentence ids."""
-    from ragsec_core.data.spans import sentence_spans
-
     ids: dict[str, int] = {}
     per_text = []
     for t in texts:
@@ -96,8 +94,6 @@ def speed_corpus(n: int, seed: int = 0, data_root: Path = SHARED_DATA) -> SpeedC
 
 def queries(limit: int = 200, data_root: Path = SHARED_DATA) -> list[str]:
     """Real questions of the shared attack files."""
-    from ragsec_core.bench.attacks import load_attack
-
     qs = [r.question for name in ATTACK_FILES for r in load_attack(data_root / name)]
     return list(dict.fromkeys(qs))[:limit]
 

@@ -17,6 +17,16 @@ from typing import Any
 
 import numpy as np
 
+from ragsec_core._util.text import tokenize
+from ragsec_core.bench import speed_corpus as sc
+from ragsec_core.data.corpus import Chunk, load_corpus
+from ragsec_core.models.attention import generate_with_attention
+from ragsec_core.models.llm import GenerationSettings, load_llm
+from ragsec_core.rag import render_prompt
+from ragsec_core.retrieval.bm25 import BM25
+from ragsec_core.retrieval.embed import Embedder
+from ragsec_core.retrieval.hybrid import HybridRetriever
+
 STARTUP_SNIPPET = """
 import json, time
 t0 = time.perf_counter()
@@ -64,12 +74,8 @@ def startup(runs: int = 2) -> dict[str, Any]:
 # ---------------------------------------------------------------- retrieval
 
 def retrieval(sizes: list[int], n_queries: int, quick: bool, hybrid_only: bool = False) -> dict[str, Any]:
-    from ragsec_core.bench import speed_corpus as sc
-
     if why := sc.shared_missing():
         return {"retrieval_skipped": why}
-    from ragsec_core._util.text import tokenize
-    from ragsec_core.retrieval.embed import Embedder
 
     embedder = Embedder()
     corpus = sc.speed_corpus(max(sizes))
@@ -93,8 +99,6 @@ def bm25_compare(docs: list[list[str]], queries: list[str], rank_queries: list[s
     query time, and whether each query's top-10 (ties by index) equals rank-bm25's."""
     from rank_bm25 import BM25Okapi
 
-    from ragsec_core._util.text import tokenize
-    from ragsec_core.retrieval.bm25 import BM25
 
     k = f"_{n // 1000}k"
     res: dict[str, Any] = {}
@@ -180,9 +184,6 @@ def hybrid_latency(texts: list[str], tokens: list[list[str]], vecs: np.ndarray, 
     p50/p95, where the time goes, and how often the top-5 agrees."""
     import faiss
 
-    from ragsec_core.data.corpus import Chunk
-    from ragsec_core.retrieval.bm25 import BM25
-    from ragsec_core.retrieval.hybrid import HybridRetriever
 
     chunks = [Chunk(f"p{i}#0", f"p{i}", t, 0, len(t)) for i, t in enumerate(texts)]
     t0 = time.perf_counter()
@@ -269,8 +270,6 @@ def attention(lengths: list[int], repeats: int = 2, new_tokens: int = 16) -> dic
 
     import torch
 
-    from ragsec_core.models.attention import generate_with_attention
-    from ragsec_core.models.llm import GenerationSettings, load_llm
 
     llm = load_llm()
     settings = GenerationSettings(max_new_tokens=new_tokens)
@@ -325,9 +324,6 @@ def attention(lengths: list[int], repeats: int = 2, new_tokens: int = 16) -> dic
 
 def _prompt_ids(llm: Any, n_tokens: int) -> tuple[Any, str]:
     """A rendered chat prompt of at least `n_tokens` tokens: sample-corpus passages as numbered contexts."""
-    from ragsec_core.data.corpus import load_corpus
-    from ragsec_core.rag import render_prompt
-
     docs = [d.text for name in ("general", "secops") for d in load_corpus(name).documents]
     texts: list[str] = []
     while True:

@@ -16,17 +16,21 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ragsec_core._util.atomic import write_text_atomic
 from ragsec_core._util.errors import RagsecError
+from ragsec_core._util.inputs import check_params
+from ragsec_core._util.safeio import read_json
 from ragsec_core.bench.attacks import AttackRecord, load_attack
-
-PLANT_MODES = ("embedded", "standalone")  # inside a clean host passage at a sentence boundary, or alone
-# black: PoisonedRAG's black-box form (the question, then the adversarial text); text: the text alone
-ATTACK_FORMS = ("black", "text")
+from ragsec_core.bench.methods import print_methods_table, score, summarise_methods
+from ragsec_core.bench.planting import PlantedCorpus
+from ragsec_core.data.trace import Labels
+from ragsec_core.models.llm import load_llm
+from ragsec_core.rag import Pipeline
+from ragsec_core.retrieval.embed import Embedder
+from ragsec_core.traceback.baselines import MethodContext, calibrate, get, parse_methods
 
 
 def cmd_bench_traceback(args: argparse.Namespace) -> int:
-    from ragsec_core._util.inputs import check_params
-
     if args.merge:
         results = merge_results(args.merge)
         save(results, args.out)
@@ -38,7 +42,6 @@ def cmd_bench_traceback(args: argparse.Namespace) -> int:
         raise RagsecError("--poisons-per-query and --limit must be >= 1, and 0 <= --first-question < --limit")
     if not 0.0 < args.ppl_quantile < 1.0 or args.ppl_sample < 1:
         raise RagsecError("--ppl-quantile must be in (0, 1) and --ppl-sample >= 1")
-    from ragsec_core.traceback.baselines import parse_methods
 
     args.methods = ",".join(parse_methods(args.methods))
     records = load_attack(Path(args.data))[: args.limit]
@@ -52,17 +55,12 @@ def cmd_bench_traceback(args: argparse.Namespace) -> int:
 def save(results: dict[str, Any], out: str | None) -> None:
     """Atomic write, also after every event, so an interrupted run keeps its partial results."""
     if out:
-        from ragsec_core._util.atomic import write_text_atomic
-
         write_text_atomic(out, json.dumps(results, indent=2))
 
 
 def method_context(args: argparse.Namespace, llm: Any, planted: Any) -> Any:
     """The shared context of all methods: victim, judge/proxy, and the PPL cutoff (calibrated once on a
     seeded sample of clean corpus chunks, only when a method needs it)."""
-    from ragsec_core.models.llm import load_llm
-    from ragsec_core.traceback.baselines import MethodContext, calibrate
-
     judge = load_llm(args.judge_model) if args.judge_model else llm
     ctx = MethodContext(llm, judge, seed=args.seed)
     if "ppl" in args.methods.split(","):
@@ -83,13 +81,6 @@ def legacy_fields(row: dict[str, Any]) -> dict[str, Any]:
 def run_benchmark(records: list[AttackRecord], args: argparse.Namespace) -> dict[str, Any]:
     from tqdm import tqdm
 
-    from ragsec_core.bench.methods import score
-    from ragsec_core.bench.planting import PlantedCorpus
-    from ragsec_core.data.trace import Labels
-    from ragsec_core.models.llm import load_llm
-    from ragsec_core.rag import Pipeline
-    from ragsec_core.retrieval.embed import Embedder
-    from ragsec_core.traceback.baselines import get
 
     methods = args.methods.split(",")
     llm, embedder = load_llm(), Embedder()
@@ -132,8 +123,6 @@ def merge_results(paths: list[str]) -> dict[str, Any]:
     """One result from the parts of a run split with --first-question. A stopped part counts the
     questions it finished (`parts` lists each part's first question and question count); the merged
     result is complete only when every part is."""
-    from ragsec_core._util.safeio import read_json
-
     parts = [read_json(Path(p), "traceback results") for p in paths]
     varying = ("command", "bench", "first_question", "limit", "out", "merge")  # what differs between the parts
     configs = [{k: v for k, v in r.get("config", {}).items() if k not in varying} for r in parts]
@@ -154,8 +143,6 @@ def summarise(
 ) -> dict[str, Any]:
     """Top-level metric keys are RAGCharacter's (as before) when it ran, else the first method's;
     `methods` holds the same keys for every method."""
-    from ragsec_core.bench.methods import summarise_methods
-
     methods = args.methods.split(",")
     per_method = summarise_methods(events, methods)
     primary = "ragcharacter" if "ragcharacter" in methods else methods[0]
@@ -181,8 +168,6 @@ def summarise(
 
 
 def print_table(r: dict[str, Any]) -> None:
-    from ragsec_core.bench.methods import print_methods_table
-
     cfg = r["config"]
     print(f"data={cfg['data']} mode={cfg['mode']} form={cfg['attack_form']} P={cfg['poisons_per_query']} "
           f"k={cfg['k']} alpha={cfg['alpha']} mask={cfg['mask_mode']} questions={sum(r['outcomes'].values())}")

@@ -1,18 +1,32 @@
-"""`ragsec bench ...`: the flags of every benchmark command. The runs themselves live in
-`ragsec_core.bench` (one module per command, each exposing the `cmd_*` function set here), so a
-benchmark can also be called from Python with an `argparse.Namespace`."""
+"""`ragsec bench ...`: the flags of every benchmark command. The runs live in `ragsec_core.bench` (one
+module per command with a `cmd_*(args) -> int`, callable from Python with an `argparse.Namespace`); each
+is imported only when its command runs, so the benchmark modules import the model stack at module level
+and `ragsec --help` still loads none of it."""
 
 from __future__ import annotations
 
+import argparse
+import importlib
+from collections.abc import Callable
 from typing import Any
 
-from ragsec_core.bench import chameleon, dscan, speed, traceback
+from ragsec_core.bench.options import ATTACK_FORMS, PLANT_MODES, SPEED_DATA, SPEED_SECTIONS
 from ragsec_core.chameleon.options import OPTIMISERS, SLEEPER_FORMS
 from ragsec_core.cli.monitor import add_monitor_parser
 from ragsec_core.cli.options import add_corpus_args, add_retrieval_args
 from ragsec_core.data.spans import DEFAULT_MASK_MODE, MASK_MODES
 from ragsec_core.traceback.baselines import METHODS
 from ragsec_core.traceback.options import DEFAULT_OBJECTIVE, OBJECTIVES
+
+
+def _command(module: str, name: str) -> Callable[[argparse.Namespace], int]:
+    """`ragsec_core.bench.<module>.<name>`, imported when the command runs."""
+
+    def run(args: argparse.Namespace) -> int:
+        command: Callable[[argparse.Namespace], int] = getattr(importlib.import_module(f"ragsec_core.bench.{module}"), name)
+        return command(args)
+
+    return run
 
 
 def add_bench_parsers(subparsers: Any) -> None:
@@ -28,8 +42,8 @@ def _traceback(subparsers: Any) -> None:
     p = subparsers.add_parser("traceback", help="RAGCharacter Pass-1 benchmark (Char F1 / IoU / FPR)")
     p.add_argument("--data", required=True, help="attack file (PoisonedRAG / Stealthy / list format)")
     add_corpus_args(p, help="clean corpus (default: the data file's context passages)", variant=False)
-    p.add_argument("--mode", choices=traceback.PLANT_MODES, default=traceback.PLANT_MODES[0])
-    p.add_argument("--attack-form", choices=traceback.ATTACK_FORMS, default=traceback.ATTACK_FORMS[0])
+    p.add_argument("--mode", choices=PLANT_MODES, default=PLANT_MODES[0])
+    p.add_argument("--attack-form", choices=ATTACK_FORMS, default=ATTACK_FORMS[0])
     p.add_argument("--poisons-per-query", type=int, default=1)
     add_retrieval_args(p, alpha=1.0, k=5, use=True)
     p.add_argument("--mask-mode", choices=MASK_MODES, default=DEFAULT_MASK_MODE)
@@ -47,7 +61,7 @@ def _traceback(subparsers: Any) -> None:
     p.add_argument("--ppl-quantile", type=float, default=0.95, help="PPL cutoff: this quantile of benign chunks")
     p.add_argument("--ppl-sample", type=int, default=100, help="benign corpus chunks sampled for the PPL cutoff")
     p.add_argument("--out", default=None, help="write results JSON here (atomically)")
-    p.set_defaults(func=traceback.cmd_bench_traceback)
+    p.set_defaults(func=_command("traceback", "cmd_bench_traceback"))
 
 
 def _dscan(subparsers: Any) -> None:
@@ -70,7 +84,7 @@ def _dscan(subparsers: Any) -> None:
     p.add_argument("--save-detector", default=None, help="write the detector trained on all pairs to this JSON")
     p.add_argument("--threads", type=int, default=1,
                    help="torch CPU threads (1 is fastest on a shared machine: OpenMP spin-waits under contention)")
-    p.set_defaults(func=dscan.cmd_dscan)
+    p.set_defaults(func=_command("dscan", "cmd_dscan"))
 
 
 def _chameleon(subparsers: Any) -> None:
@@ -101,15 +115,15 @@ def _chameleon(subparsers: Any) -> None:
     p.add_argument("--seed", type=int, default=42)
     p.add_argument("--max-minutes", type=float, default=None, help="stop starting new trials after this long")
     p.add_argument("--out", default="chameleon_results.json")
-    p.set_defaults(func=chameleon.cmd_chameleon)
+    p.set_defaults(func=_command("chameleon", "cmd_chameleon"))
 
 
 def _speed(subparsers: Any) -> None:
     p = subparsers.add_parser("speed", help="performance: Pass-1 replay, retrieval, attention capture, start-up")
     p.add_argument("--out", default=None, help="write results JSON here")
     p.add_argument("--quick", action="store_true", help="small sizes: a few minutes instead of ~half an hour")
-    p.add_argument("--only", default=",".join(speed.SECTIONS), help=f"comma-separated sections of {speed.SECTIONS}")
-    p.add_argument("--data", default=str(speed.DEFAULT_DATA), help="attack file for the traceback events")
+    p.add_argument("--only", default=",".join(SPEED_SECTIONS), help=f"comma-separated sections of {SPEED_SECTIONS}")
+    p.add_argument("--data", default=str(SPEED_DATA), help="attack file for the traceback events")
     p.add_argument("--events", type=int, default=None, help="traced events (default 20, quick 3)")
     p.add_argument("--questions", type=int, default=100, help="at most this many questions scanned for events")
     p.add_argument("--first-question", type=int, default=0, help="scan from this question (split a run over processes)")
@@ -119,5 +133,5 @@ def _speed(subparsers: Any) -> None:
     p.add_argument("--attn-tokens", default=None, help="attention prompt lengths (default 600,2000; quick 600)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--merge", nargs="*", default=None, help="only merge these result files and print the table")
-    p.set_defaults(func=speed.cmd_bench_speed)
+    p.set_defaults(func=_command("speed", "cmd_bench_speed"))
 
