@@ -9,7 +9,7 @@ from ragsec_core._util.text import escape_controls
 
 if TYPE_CHECKING:
     from ragsec_core.data.trace import Trace
-    from ragsec_core.traceback.ragcharacter import TracebackResult
+    from ragsec_core.traceback.result import TracebackResult
 
 
 def visible(text: str | None, limit: int | None = None) -> str:

@@ -17,7 +17,7 @@ from ragsec_core._util.errors import RagsecError
 from ragsec_core.data.corpus import read_json
 from ragsec_core.data.spans import Span, apply_masks, merge
 from ragsec_core.data.trace import Trace
-from ragsec_core.traceback.ragcharacter import Round, SpanRecord, Test, TracebackResult
+from ragsec_core.traceback.result import Round, SpanRecord, Test, TracebackResult
 
 ARTIFACT_FORMAT = 1
 

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any, cast
+from dataclasses import asdict, dataclass
 
 from ragsec_core.data.spans import (
     DEFAULT_MASK_MODE,
@@ -35,6 +34,7 @@ from ragsec_core.data.trace import overlaps as answer_overlaps
 from ragsec_core.models.llm import LLM, GenerationSettings
 from ragsec_core.models.replay import NaiveReplayEngine, ReplayEngine
 from ragsec_core.traceback.options import DEFAULT_OBJECTIVE, OBJECTIVES
+from ragsec_core.traceback.result import Round, SpanRecord, Test, TracebackResult
 
 
 @dataclass(frozen=True)
@@ -59,69 +59,6 @@ class Budgets:
     # unmasked prompt too, to check that it reproduces the logged answer and to anchor influence at
     # the drop from the unmasked log-probability.
     baseline_replay: bool = False
-
-
-@dataclass
-class SpanRecord:
-    hit: int
-    chunk_id: str
-    rank: int
-    local: list[int]  # [l, r) in the chunk text
-    prompt: list[int]  # [a, b) in the Pass-0 prompt; prompt[a:b] == chunk[l:r]
-    text: str
-
-    @property
-    def prompt_span(self) -> Span:  # `tuple(prompt)`: two items, as `record` builds it and artifacts store it
-        return cast(Span, tuple(self.prompt))
-
-
-@dataclass
-class Test:
-    round: int
-    stage: str  # fast_path | fast_path_multi | prune | sufficiency | chunk | sentence | phrase | bisect | final
-    spans: list[SpanRecord]  # what this test masked (on top of earlier rounds' masks)
-    answer: str
-    influence: float  # drop in mean log-prob of the round's event answer (round 0 without a baseline: -mean log-prob)
-    success: bool  # the trigger no longer fires
-    ms: float
-    cached: bool
-
-
-@dataclass
-class Round:
-    index: int
-    event_answer: str
-    anchor: str
-    path: str  # fast_path | fast_path_multi | search | fallback_chunk
-    attribution: list[SpanRecord]  # one span per implicated chunk (several only on the fast paths)
-    causal: list[SpanRecord]
-    answer_after: str
-    resolved: bool
-    reproduced: bool | None  # replaying the round's unmasked prompt gave its event answer (None: not replayed)
-
-
-@dataclass
-class TracebackResult:
-    trace_id: str
-    trigger: str
-    objective: str
-    mask_mode: str
-    triggered: bool
-    rounds: list[Round] = field(default_factory=list)
-    tests: list[Test] = field(default_factory=list)
-    attribution: list[SpanRecord] = field(default_factory=list)
-    causal: list[SpanRecord] = field(default_factory=list)
-    mask_kind: str = "none"  # mask_span (one span) | mask_multi (several)
-    original_answer: str = ""
-    final_answer: str = ""
-    resolved: bool = False
-    model_calls: int = 0
-    forward_pass_equivalents: float = 0.0
-    ms: float = 0.0
-    budgets: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from ragsec_core.models.llm import GenerationSettings
 from ragsec_core.rag import Pipeline
 from ragsec_core.retrieval.bm25 import BM25
 from ragsec_core.retrieval.hybrid import HybridRetriever
-from ragsec_core.traceback.ragcharacter import SpanRecord
+from ragsec_core.traceback.result import SpanRecord
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from ragsec_core._util.text import html_visible
 from ragsec_core.data.spans import apply_masks
 from ragsec_core.data.trace import Trace
 from ragsec_core.traceback.artifact import Artifact, Step, prompt_window, steps
-from ragsec_core.traceback.ragcharacter import TracebackResult
+from ragsec_core.traceback.result import TracebackResult
 from ragsec_core.views.highlight import Mark, highlight_html, legend_html, page_html
 
 

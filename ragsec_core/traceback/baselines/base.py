@@ -20,7 +20,7 @@ from ragsec_core.traceback.ragcharacter import run_pass1
 if TYPE_CHECKING:
     from ragsec_core.models.llm import LLM
     from ragsec_core.retrieval.hybrid import HybridRetriever
-    from ragsec_core.traceback.ragcharacter import TracebackResult
+    from ragsec_core.traceback.result import TracebackResult
 
 
 @dataclass

@@ -1,0 +1,73 @@
+"""What Pass-1 returns: every replayed test, the rounds, and the attribution and causal spans in both
+chunk and prompt coordinates. Kept apart from the algorithm (`ragcharacter.py`) because artifacts, the
+report, remediation, the baselines and the views read these records without running Pass-1."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, cast
+
+from ragsec_core.data.spans import Span
+
+
+@dataclass
+class SpanRecord:
+    hit: int
+    chunk_id: str
+    rank: int
+    local: list[int]  # [l, r) in the chunk text
+    prompt: list[int]  # [a, b) in the Pass-0 prompt; prompt[a:b] == chunk[l:r]
+    text: str
+
+    @property
+    def prompt_span(self) -> Span:  # `tuple(prompt)`: two items, as `record` builds it and artifacts store it
+        return cast(Span, tuple(self.prompt))
+
+
+@dataclass
+class Test:
+    round: int
+    stage: str  # fast_path | fast_path_multi | prune | sufficiency | chunk | sentence | phrase | bisect | final
+    spans: list[SpanRecord]  # what this test masked (on top of earlier rounds' masks)
+    answer: str
+    influence: float  # drop in mean log-prob of the round's event answer (round 0 without a baseline: -mean log-prob)
+    success: bool  # the trigger no longer fires
+    ms: float
+    cached: bool
+
+
+@dataclass
+class Round:
+    index: int
+    event_answer: str
+    anchor: str
+    path: str  # fast_path | fast_path_multi | search | fallback_chunk
+    attribution: list[SpanRecord]  # one span per implicated chunk (several only on the fast paths)
+    causal: list[SpanRecord]
+    answer_after: str
+    resolved: bool
+    reproduced: bool | None  # replaying the round's unmasked prompt gave its event answer (None: not replayed)
+
+
+@dataclass
+class TracebackResult:
+    trace_id: str
+    trigger: str
+    objective: str
+    mask_mode: str
+    triggered: bool
+    rounds: list[Round] = field(default_factory=list)
+    tests: list[Test] = field(default_factory=list)
+    attribution: list[SpanRecord] = field(default_factory=list)
+    causal: list[SpanRecord] = field(default_factory=list)
+    mask_kind: str = "none"  # mask_span (one span) | mask_multi (several)
+    original_answer: str = ""
+    final_answer: str = ""
+    resolved: bool = False
+    model_calls: int = 0
+    forward_pass_equivalents: float = 0.0
+    ms: float = 0.0
+    budgets: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
