@@ -5,7 +5,7 @@ sleeper/trigger pair against MiniLM, injects it into the corpus and measures co-
 stealth and overall success for alpha in {1.0, 0.7, 0.5, 0.3} and k in {5, 10}; then the joint sparse +
 dense attack, the keyword-injection sweep, the detectors on the corpus with every trial's pair planted,
 and the end-to-end run with the local LLM. Everything goes to one JSON (written atomically after every
-stage, so an interrupted run keeps what it finished). Heavy imports happen inside the command functions.
+stage, so an interrupted run keeps what it finished). `cli/bench.py` imports this module only to run it.
 """
 
 from __future__ import annotations
@@ -14,8 +14,12 @@ import argparse
 import json
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from tqdm import tqdm
 
 from ragsec_core._util.atomic import write_text_atomic
 from ragsec_core._util.errors import RagsecError
@@ -49,7 +53,9 @@ from ragsec_core.rag import Pipeline, build_retriever
 from ragsec_core.retrieval.embed import Embedder
 
 if TYPE_CHECKING:
-    from ragsec_core.data.corpus import Corpus
+    from ragsec_core.chameleon.evaluate import Pair
+    from ragsec_core.chameleon.scenarios import Scenario
+    from ragsec_core.models.llm import LLM
     from ragsec_core.retrieval.hybrid import HybridRetriever
 
 SHARED_REFERENCE = shared_data_dir() / "semantic_chameleon"
@@ -110,7 +116,6 @@ def _tfidf_top(retriever: HybridRetriever, query: str, n: int = 8) -> list[str]:
     import math
     from collections import Counter
 
-
     texts = [c.text for c in retriever.chunks]
     df: Counter[str] = Counter(t for x in texts for t in set(tokenize(x)))
     hits = retriever.search(query, k=5, alpha=0.0)
@@ -145,9 +150,45 @@ def run_detectors(retriever: HybridRetriever, planted: list[tuple[str, str]], se
 
 # ---------------------------------------------------------------- the sweep
 
+@dataclass
+class _Sweep:
+    """What every stage of one sweep shares: inputs, engines, the results so far and the clock. Each stage
+    adds its key to `results` and saves, so an interrupted run keeps every finished stage."""
+
+    args: argparse.Namespace
+    scenarios: list[Scenario]
+    corpus: Corpus
+    retriever: HybridRetriever
+    encoder: Encoder
+    vocab: list[str]
+    llm: LLM | None
+    out_path: Path
+    results: dict[str, Any]
+    t_start: float = field(default_factory=time.time)
+
+    @property
+    def common(self) -> dict[str, Any]:
+        """The optimiser settings every pair is built with."""
+        a = self.args
+        return dict(iterations=a.iterations, n_candidates=a.candidates, max_modified=a.max_modified,
+                    llm=None if a.no_fluency else self.llm, ppl_cap=a.ppl_cap)
+
+    def trial(self, i: int) -> tuple[Scenario, int]:
+        """Trial i attacks scenario i mod S with seed base + i div S."""
+        return self.scenarios[i % len(self.scenarios)], self.args.seed + i // len(self.scenarios)
+
+    def out_of_time(self) -> bool:
+        """`--max-minutes` (unset or 0: no limit) has passed since the start: start no new trial."""
+        return bool(self.args.max_minutes) and time.time() > self.t_start + 60 * self.args.max_minutes
+
+    def save(self, stage: str) -> None:
+        self.results["config"]["completed_stage"] = stage
+        self.results["config"]["elapsed_s"] = round(time.time() - self.t_start, 1)
+        write_text_atomic(self.out_path, json.dumps(self.results, indent=1, default=float) + "\n")
+
+
 def cmd_chameleon(args: argparse.Namespace) -> int:
     _check_common(args)
-
     scenario_file = args.scenarios or default_scenario_file(args.corpus)
     scenarios = load_scenarios(scenario_file)
     corpus = load_clean_corpus(args.corpus)
@@ -155,55 +196,46 @@ def cmd_chameleon(args: argparse.Namespace) -> int:
     if out_path.is_dir():
         raise RagsecError(f"--out '{out_path}' is a folder: give a file name")
     qpd_thr = qpd_threshold(args.qpd_threshold, corpus.name)
-
-    import numpy as np
-    from tqdm import tqdm
-
-
     t_start = time.time()
-    deadline = t_start + 60 * args.max_minutes if args.max_minutes else None
     embedder = Embedder()
     retriever = build_retriever(corpus, embedder)
-    llm = None
-    if not (args.no_fluency and args.no_e2e):
-        llm = load_llm()
-    encoder = Encoder(embedder)
-    vocab = corpus_vocabulary([c.text for c in retriever.chunks])
-    results: dict = {
-        "config": {
-            "corpus": corpus.name, "corpus_source": corpus.source, "n_chunks": len(retriever.chunks),
-            "scenarios": [s.name for s in scenarios], "scenario_file": str(scenario_file or "built-in"), "trials_requested": args.trials, "method": args.method,
-            "iterations": args.iterations, "candidates": args.candidates, "max_modified": args.max_modified,
-            "ppl_cap": None if args.no_fluency else args.ppl_cap, "fluency_model": None if args.no_fluency or llm is None else llm.model_id,
-            "sleeper_form": args.sleeper_form, "alphas": list(ALPHAS), "ks": list(KS),
-            "stealth_threshold": args.stealth_threshold, "qpd_threshold": qpd_thr, "seed": args.seed,
-            "embedder": embedder.model_id, "weights": {"lambda": 0.4, "beta": 0.3, "gamma": 0.3, "epsilon": 0.1},
-        },
-        "reference": reference_figures(),
+    llm = None if (args.no_fluency and args.no_e2e) else load_llm()
+    config = {
+        "corpus": corpus.name, "corpus_source": corpus.source, "n_chunks": len(retriever.chunks),
+        "scenarios": [s.name for s in scenarios], "scenario_file": str(scenario_file or "built-in"), "trials_requested": args.trials, "method": args.method,
+        "iterations": args.iterations, "candidates": args.candidates, "max_modified": args.max_modified,
+        "ppl_cap": None if args.no_fluency else args.ppl_cap, "fluency_model": None if args.no_fluency or llm is None else llm.model_id,
+        "sleeper_form": args.sleeper_form, "alphas": list(ALPHAS), "ks": list(KS),
+        "stealth_threshold": args.stealth_threshold, "qpd_threshold": qpd_thr, "seed": args.seed,
+        "embedder": embedder.model_id, "weights": {"lambda": 0.4, "beta": 0.3, "gamma": 0.3, "epsilon": 0.1},
     }
+    sweep = _Sweep(args, scenarios, corpus, retriever, Encoder(embedder), corpus_vocabulary([c.text for c in retriever.chunks]),
+                   llm, out_path, {"config": config, "reference": reference_figures()}, t_start)
+    pairs = _main_trials(sweep)
+    _joint(sweep)
+    _keyword_injection(sweep, pairs)
+    if not args.no_detectors and pairs:
+        _detectors(sweep, pairs, qpd_thr)
+    if not args.no_e2e and pairs:
+        _end_to_end(sweep, pairs)
+    sweep.save("done")
+    _print_summary(sweep.results, out_path)
+    return 0
 
-    def save(stage: str) -> None:
-        results["config"]["completed_stage"] = stage
-        results["config"]["elapsed_s"] = round(time.time() - t_start, 1)
-        write_text_atomic(out_path, json.dumps(results, indent=1, default=float) + "\n")
 
-    def out_of_time() -> bool:
-        return deadline is not None and time.time() > deadline
-
-    fluency = None if args.no_fluency else llm
-    common = dict(iterations=args.iterations, n_candidates=args.candidates, max_modified=args.max_modified,
-                  llm=fluency, ppl_cap=args.ppl_cap)
-
-    # ---- main attack (gradient-only or black-box), swept over alpha and k
-    trials, pairs = [], []
+def _main_trials(sw: _Sweep) -> list[tuple[Scenario, int, Pair]]:
+    """The main attack (gradient or black-box) of every trial, swept over alpha and k."""
+    args, results = sw.args, sw.results
+    trials: list[dict[str, Any]] = []
+    pairs: list[tuple[Scenario, int, Pair]] = []
     for i in tqdm(range(args.trials), desc="chameleon trials", file=sys.stderr):
-        if out_of_time():
+        if sw.out_of_time():
             results["config"]["truncated"] = f"time limit hit after {i} trials"
             break
-        sc, seed = scenarios[i % len(scenarios)], args.seed + i // len(scenarios)
-        pair = build_pair(sc, encoder, retriever.embeddings, method=args.method, vocab=vocab,
-                          sleeper_form=args.sleeper_form, seed=seed, **common)
-        ev = evaluate_retrieval(inject(retriever, pair.sleeper.text, pair.trigger.text), sc,
+        sc, seed = sw.trial(i)
+        pair = build_pair(sc, sw.encoder, sw.retriever.embeddings, method=args.method, vocab=sw.vocab,
+                          sleeper_form=args.sleeper_form, seed=seed, **sw.common)
+        ev = evaluate_retrieval(inject(sw.retriever, pair.sleeper.text, pair.trigger.text), sc,
                                 stealth_threshold=args.stealth_threshold)
         pairs.append((sc, seed, pair))
         trials.append({"scenario": sc.name, "seed": seed, "optimisation": pair.summary(),
@@ -214,99 +246,109 @@ def cmd_chameleon(args: argparse.Namespace) -> int:
             f"k={k}": {m: vector_vs_hybrid([t["retrieval"] for t in trials], k, m) for m in ("co_retrieval", "overall")}
             for k in KS}
         results["config"]["n_trials"] = len(trials)
-        save("trials")
+        sw.save("trials")
+    return pairs
 
-    # ---- joint sparse + dense attack against each hybrid alpha (k = 5)
+
+def _joint(sw: _Sweep) -> None:
+    """The joint sparse + dense attack against each hybrid alpha (k = 5)."""
+    args = sw.args
     n_joint = args.trials if args.joint_trials is None else args.joint_trials
-    joint: dict = {"alphas": list(JOINT_ALPHAS), "k": 5, "trials": []}
+    joint: dict[str, Any] = {"alphas": list(JOINT_ALPHAS), "k": 5, "trials": []}
     for i in tqdm(range(n_joint), desc="joint trials", file=sys.stderr):
-        if out_of_time():
+        if sw.out_of_time():
             joint["truncated"] = f"time limit hit after {i} trials"
             break
-        sc, seed = scenarios[i % len(scenarios)], args.seed + i // len(scenarios)
-        row: dict = {"scenario": sc.name, "seed": seed, "configs": {}}
+        sc, seed = sw.trial(i)
+        row: dict[str, Any] = {"scenario": sc.name, "seed": seed, "configs": {}}
         for a in JOINT_ALPHAS:
-            pair = build_pair(sc, encoder, retriever.embeddings, method="joint", vocab=vocab, alpha=a, seed=seed, **common)
-            ev = evaluate_retrieval(inject(retriever, pair.sleeper.text, pair.trigger.text), sc, alphas=(a,), ks=(5,),
+            pair = build_pair(sc, sw.encoder, sw.retriever.embeddings, method="joint", vocab=sw.vocab, alpha=a, seed=seed,
+                              **sw.common)
+            ev = evaluate_retrieval(inject(sw.retriever, pair.sleeper.text, pair.trigger.text), sc, alphas=(a,), ks=(5,),
                                     stealth_threshold=args.stealth_threshold)[f"alpha={a},k=5"]
             row["configs"][f"alpha={a}"] = {**ev, "optimisation": pair.summary()}
         joint["trials"].append(row)
-        joint["aggregate"] = {
-            f"alpha={a}": {**aggregate([{"x": t["configs"][f"alpha={a}"]} for t in joint["trials"]])["x"],
-                           "mean_final_dense": float(np.mean([t["configs"][f"alpha={a}"]["optimisation"][d]["dense_final"]
-                                                              for t in joint["trials"] for d in ("sleeper", "trigger")])),
-                           "mean_final_sparse": float(np.mean([t["configs"][f"alpha={a}"]["optimisation"][d]["sparse_final"]
-                                                               for t in joint["trials"] for d in ("sleeper", "trigger")]))}
-            for a in JOINT_ALPHAS}
-        results["joint"] = joint
-        save("joint")
-    results.setdefault("joint", joint)
+        joint["aggregate"] = {f"alpha={a}": _joint_aggregate(joint["trials"], a) for a in JOINT_ALPHAS}
+        sw.results["joint"] = joint
+        sw.save("joint")
+    sw.results.setdefault("joint", joint)
 
-    # ---- keyword-injection sweep on the optimised pairs (hybrid alphas, k = 5)
+
+def _joint_aggregate(trials: list[dict[str, Any]], a: float) -> dict[str, Any]:
+    """Rates at one alpha plus the mean final dense and sparse scores of both documents."""
+    opt = [t["configs"][f"alpha={a}"]["optimisation"][d] for t in trials for d in ("sleeper", "trigger")]
+    return {**aggregate([{"x": t["configs"][f"alpha={a}"]} for t in trials])["x"],
+            "mean_final_dense": float(np.mean([o["dense_final"] for o in opt])),
+            "mean_final_sparse": float(np.mean([o["sparse_final"] for o in opt]))}
+
+
+def _keyword_injection(sw: _Sweep, pairs: list[tuple[Scenario, int, Pair]]) -> None:
+    """Keywords injected into the optimised pairs, by strategy and density (hybrid alphas, k = 5)."""
+    args = sw.args
     n_kw = len(pairs) if args.keyword_trials is None else min(args.keyword_trials, len(pairs))
-    kw_rows: dict = {}
+    kw_rows: dict[str, list[Any]] = {}
     rng = np.random.default_rng(args.seed)
     for sc, seed, pair in tqdm(pairs[:n_kw], desc="keyword injection", file=sys.stderr):
-        if out_of_time():
-            results.setdefault("keyword_injection_truncated", "time limit hit")
+        if sw.out_of_time():
+            sw.results.setdefault("keyword_injection_truncated", "time limit hit")
             break
         sources = {
             "query_keywords": list(query_keywords(sc.target_query)),
-            "tfidf_top": _tfidf_top(retriever, sc.target_query),
+            "tfidf_top": _tfidf_top(sw.retriever, sc.target_query),
             "attack_keywords": list(sc.attack_keywords),
-            "random_corpus": [vocab[j] for j in rng.choice(len(vocab), 10, replace=False)],
+            "random_corpus": [sw.vocab[j] for j in rng.choice(len(sw.vocab), 10, replace=False)],
         }
         for strat in KEYWORD_STRATEGIES:
             for dens in KEYWORD_DENSITIES:
                 s_txt = inject_keywords(pair.sleeper.text, sources[strat], dens, seed=seed)
                 t_txt = inject_keywords(pair.trigger.text, sources[strat], dens, seed=seed + 1, protected=sc.payload)
-                ev = evaluate_retrieval(inject(retriever, s_txt, t_txt), sc, alphas=JOINT_ALPHAS, ks=(5,),
+                ev = evaluate_retrieval(inject(sw.retriever, s_txt, t_txt), sc, alphas=JOINT_ALPHAS, ks=(5,),
                                         stealth_threshold=args.stealth_threshold)
                 kw_rows.setdefault(f"{strat},density={dens}", []).append(ev)
-    results["keyword_injection"] = {
+    sw.results["keyword_injection"] = {
         "densities": list(KEYWORD_DENSITIES), "strategies": list(KEYWORD_STRATEGIES), "n_pairs": n_kw,
         "by_config": {key: aggregate(rows) for key, rows in kw_rows.items()},
         "any_co_retrieval": (any(r["co_retrieval"] for rows in kw_rows.values() for ev in rows for r in ev.values())
                              if kw_rows else None),
     }
-    save("keyword_injection")
+    sw.save("keyword_injection")
 
-    # ---- detectors: the corpus with the first pair of each scenario planted
-    if not args.no_detectors and pairs:
-        first: dict[str, tuple[str, str]] = {}
-        for sc, _seed, pair in pairs:
-            first.setdefault(sc.name, (pair.sleeper.text, pair.trigger.text))
-        sens, ben = default_query_sets(scenarios, corpus)
-        results["detectors"] = run_detectors(retriever, list(first.values()), sens, ben, qpd_thr, args.queries_per_day)
-        save("detectors")
 
-    # ---- end-to-end with the local LLM (first pair of each scenario)
-    if not args.no_e2e and pairs:
-        assert llm is not None  # loaded above unless both --no-fluency and --no-e2e
-        pipe = Pipeline(corpus, retriever, llm)
-        seen: set[str] = set()
-        rows = []
-        limit = len(scenarios) if args.e2e_scenarios is None else args.e2e_scenarios
-        for sc, seed, pair in tqdm(pairs, desc="end-to-end", file=sys.stderr):
-            if sc.name in seen or len(seen) >= limit:
-                continue
-            seen.add(sc.name)
-            rows.append({"scenario": sc.name, "seed": seed,
-                         **end_to_end(pipe, retriever, sc, pair.sleeper.text, pair.trigger.text,
-                                     max_new_tokens=args.e2e_tokens)})
-        n = len(rows)
-        results["end_to_end"] = {
-            "model": llm.model_id, "n": n, "max_new_tokens": args.e2e_tokens, "scenarios": rows,
-            "attack_success": rate(sum(r["poisoned"]["success"] for r in rows), n),
-            "sleeper_only_success": rate(sum(r["sleeper_only"]["success"] for r in rows), n),
-            "clean_success": rate(sum(r["clean"]["success"] for r in rows), n),
-            "mean_leakage": float(np.mean([r["poisoned"]["leakage"] for r in rows])) if n else None,
-            "mean_divergence": float(np.mean([r["divergence"] for r in rows])) if n else None,
-        }
-        save("end_to_end")
-    save("done")
-    _print_summary(results, out_path)
-    return 0
+def _detectors(sw: _Sweep, pairs: list[tuple[Scenario, int, Pair]], qpd_thr: float) -> None:
+    """The corpus monitor on the corpus with the first pair of each scenario planted."""
+    first: dict[str, tuple[str, str]] = {}
+    for sc, _seed, pair in pairs:
+        first.setdefault(sc.name, (pair.sleeper.text, pair.trigger.text))
+    sens, ben = default_query_sets(sw.scenarios, sw.corpus)
+    sw.results["detectors"] = run_detectors(sw.retriever, list(first.values()), sens, ben, qpd_thr, sw.args.queries_per_day)
+    sw.save("detectors")
+
+
+def _end_to_end(sw: _Sweep, pairs: list[tuple[Scenario, int, Pair]]) -> None:
+    """The first pair of each scenario through the local LLM: is the canary delivered?"""
+    args, llm = sw.args, sw.llm
+    assert llm is not None  # loaded in cmd_chameleon unless both --no-fluency and --no-e2e
+    pipe = Pipeline(sw.corpus, sw.retriever, llm)
+    seen: set[str] = set()
+    rows = []
+    limit = len(sw.scenarios) if args.e2e_scenarios is None else args.e2e_scenarios
+    for sc, seed, pair in tqdm(pairs, desc="end-to-end", file=sys.stderr):
+        if sc.name in seen or len(seen) >= limit:
+            continue
+        seen.add(sc.name)
+        rows.append({"scenario": sc.name, "seed": seed,
+                     **end_to_end(pipe, sw.retriever, sc, pair.sleeper.text, pair.trigger.text,
+                                 max_new_tokens=args.e2e_tokens)})
+    n = len(rows)
+    sw.results["end_to_end"] = {
+        "model": llm.model_id, "n": n, "max_new_tokens": args.e2e_tokens, "scenarios": rows,
+        "attack_success": rate(sum(r["poisoned"]["success"] for r in rows), n),
+        "sleeper_only_success": rate(sum(r["sleeper_only"]["success"] for r in rows), n),
+        "clean_success": rate(sum(r["clean"]["success"] for r in rows), n),
+        "mean_leakage": float(np.mean([r["poisoned"]["leakage"] for r in rows])) if n else None,
+        "mean_divergence": float(np.mean([r["divergence"] for r in rows])) if n else None,
+    }
+    sw.save("end_to_end")
 
 
 def _print_summary(results: dict, out_path: Path) -> None:
