@@ -53,3 +53,12 @@ def test_readme_library_example_runs(capsys: pytest.CaptureFixture[str]) -> None
 
 def test_all_lists_exactly_the_lazy_names() -> None:
     assert set(ragsec_core.__all__) == set(ragsec_core._API) | {"__version__"}
+
+
+def test_a_missing_extra_is_one_clear_message() -> None:
+    from ragsec_core._util.errors import RagsecError
+    from ragsec_core._util.extras import require
+
+    require("bench", "ragsec bench speed", "json")  # present: no error
+    with pytest.raises(RagsecError, match=r"needs the \[bench\] extra \(missing: no_such_module_9\): pip install 'ragsec\[bench\]'"):
+        require("bench", "ragsec bench speed", "json", "no_such_module_9")

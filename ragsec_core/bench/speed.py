@@ -23,6 +23,7 @@ from typing import Any
 
 from ragsec_core._util.atomic import write_text_atomic
 from ragsec_core._util.errors import RagsecError
+from ragsec_core._util.extras import require
 from ragsec_core._util.paths import cache_dir
 from ragsec_core.bench import speed_parts
 from ragsec_core.bench.attacks import load_attack
@@ -45,6 +46,7 @@ TARGETS = {  # key: (comparison, bound) from the issue's "Done when"
 
 
 def cmd_bench_speed(args: argparse.Namespace) -> int:
+    require("bench", "ragsec bench speed", "rank_bm25", "psutil")  # its reference columns and memory probe
     if args.merge:
         results = merge([json.loads(Path(f).read_text()) for f in args.merge])
     else:
