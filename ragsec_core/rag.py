@@ -84,7 +84,7 @@ class Pipeline:
         check_params(k, alpha)
         settings = settings or GenerationSettings()
         t0 = time.perf_counter()
-        hits = self.retriever._search(query, k, alpha)
+        hits = self.retriever.search_unchecked(query, k, alpha)
         t1 = time.perf_counter()
         used = list(range(min(len(hits), use or k)))  # H_U = TopU(H)
         rendered = render_prompt(self.llm, query, [hits[i].chunk.text for i in used])

@@ -45,7 +45,8 @@ def html_visible(text: str) -> str:
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 STOPWORDS = frozenset(
-    ["a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "has", "have", "he", "her", "his", "in", "is", "it", "its", "of", "on", "or", "she", "that", "the", "their", "them", "they", "this", "to", "was", "were", "what", "when", "where", "which", "who", "whom", "why", "will", "with", "how", "does", "did", "do"]
+    "a an and are as at be by for from has have he her his in is it its of on or she that the their them "
+    "they this to was were what when where which who whom why will with how does did do".split()
 )
 
 

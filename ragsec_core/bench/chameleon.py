@@ -23,7 +23,6 @@ from tqdm import tqdm
 
 from ragsec_core._util.atomic import write_text_atomic
 from ragsec_core._util.errors import RagsecError
-from ragsec_core._util.inputs import check_params
 from ragsec_core._util.paths import shared_data_dir
 from ragsec_core._util.text import tokenize
 from ragsec_core.chameleon.attack import (
@@ -78,7 +77,6 @@ def _check_common(args: argparse.Namespace) -> None:
         v = getattr(args, name)
         if v is not None and v < 0:
             raise RagsecError(f"--{name.replace('_', '-')} must be >= 0 (got {v})")
-    check_params(5, 0.5)
 
 
 def load_clean_corpus(paths: list[str] | None) -> Corpus:

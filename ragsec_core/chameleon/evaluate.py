@@ -155,7 +155,7 @@ def evaluate_retrieval(
     out: dict[str, dict] = {}
     for a in alphas:
         for k in ks:
-            docs = [[h.chunk.doc_id for h in retriever._search(q, k, a, qe[i])]
+            docs = [[h.chunk.doc_id for h in retriever.search_unchecked(q, k, a, qe[i])]
                     for i, q in enumerate(queries)]
             top = docs[0]
             s_in, t_in = SLEEPER_ID in top, TRIGGER_ID in top

@@ -137,9 +137,6 @@ class LLM:
         kwargs: dict[str, Any] = {"max_new_tokens": s.max_new_tokens, "do_sample": s.do_sample}
         if s.do_sample:
             kwargs["temperature"] = s.temperature
-        eos = eos_ids(self)
-        if eos:  # the same set D-SCAN capture and Pass-1 replay stop on, stated rather than implied
-            kwargs["eos_token_id"] = sorted(eos)
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.tokenizer.eos_token_id
         t0 = time.perf_counter()
         with self._lock, torch.no_grad():

@@ -124,16 +124,17 @@ class HybridRetriever:
     def search(self, query: str, k: int = 5, alpha: float = 0.5) -> list[Hit]:
         """Top-k hybrid hits of `query`; `k` and `alpha` are checked here, at the public boundary."""
         check_params(k, alpha)
-        return self._search(query, k, alpha)
+        return self.search_unchecked(query, k, alpha)
 
     def search_embedded(self, query: str, q: np.ndarray, k: int = 5, alpha: float = 0.5) -> list[Hit]:
         """`search` with the query's normalised embedding `q` given (embed a query once, search many ways)."""
         check_params(k, alpha)
-        return self._search(query, k, alpha, q)
+        return self.search_unchecked(query, k, alpha, q)
 
-    def _search(self, query: str, k: int, alpha: float, q: np.ndarray | None = None) -> list[Hit]:
-        """The search itself, for callers that have already validated `k` and `alpha` (`Pipeline.ask`,
-        loops over many queries): parameters are checked once per request, not once per layer."""
+    def search_unchecked(self, query: str, k: int, alpha: float, q: np.ndarray | None = None) -> list[Hit]:
+        """The search itself, for callers that have already validated `k` and `alpha` with `check_params`
+        (`Pipeline.ask`, loops over a grid): parameters are checked once per request, not once per layer.
+        `q` is the query's normalised embedding when the caller has it."""
         if q is None:
             q = self.embedder.embed([query])[0]
         n = len(self.chunks)
