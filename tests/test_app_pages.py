@@ -254,7 +254,7 @@ def test_session_poisons_extend_a_copy_and_never_the_base(secops_canary):
     assert p.apply(r) is r
     add_custom_poison(p, r, POISON)
     ext = p.apply(r)
-    assert len(ext.chunks) == n + 1 and len(r.chunks) == n and r.bm25.matrix.shape == bm25 and r.index.ntotal == n
+    assert len(ext.chunks) == n + 1 and len(r.chunks) == n and r.bm25.matrix.shape == bm25 and len(r.dense) == n
     top = ext.search(BRIDGE_Q, k=3, alpha=0.5)
     assert any(h.chunk.chunk_id == "session-poison-1#0" and is_poison(h.chunk) for h in top)
     with pytest.raises(RagsecError, match="empty"):

@@ -13,7 +13,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -24,6 +24,7 @@ from ragsec_core.models.attention import generate_with_attention
 from ragsec_core.models.llm import GenerationSettings, load_llm
 from ragsec_core.rag import render_prompt
 from ragsec_core.retrieval.bm25 import BM25
+from ragsec_core.retrieval.dense import InProcessDense
 from ragsec_core.retrieval.embed import Embedder
 from ragsec_core.retrieval.hybrid import HybridRetriever
 
@@ -189,9 +190,10 @@ def hybrid_latency(texts: list[str], tokens: list[list[str]], vecs: np.ndarray, 
     t0 = time.perf_counter()
     retriever = HybridRetriever(chunks, embedder, vecs, BM25().fit(tokens))
     build_s = time.perf_counter() - t0
+    dense = cast(InProcessDense, retriever.dense)
     flat = faiss.IndexFlatIP(vecs.shape[1])
     flat.add(vecs)
-    chosen = retriever.index
+    chosen = dense.index
     for q in queries[:3]:
         retriever.search(q, k=5, alpha=0.5)  # warm-up
     total: dict[str, list[float]] = {"chosen": [], "flat": []}
@@ -199,14 +201,14 @@ def hybrid_latency(texts: list[str], tokens: list[list[str]], vecs: np.ndarray, 
     for q in queries:
         tops = {}
         for name, index in (("chosen", chosen), ("flat", flat)):
-            retriever.index = index
+            dense.index = index
             hits, ms = _timed(lambda: retriever.search(q, k=5, alpha=0.5))
             total[name].append(ms)
             tops[name] = [h.chunk.chunk_id for h in hits]
         same += tops["chosen"] == tops["flat"]
         emb.append(_timed(lambda: embedder.embed([q])[0])[1])
         sparse.append(_timed(lambda: retriever.bm25.scores(q))[1])
-    retriever.index = chosen
+    dense.index = chosen
     n = len(texts) // 1000
     return {
         f"hybrid_index_{n}k": type(chosen).__name__,

@@ -4,7 +4,10 @@ Hybrid score (Semantic Chameleon, per query): alpha * minmax(dense) + (1 - alpha
 min-max over the candidate pool (the union of each retriever's top-N). Because the pool contains both
 top-N lists, alpha=1 reproduces the dense ranking and alpha=0 the BM25 ranking exactly.
 
-The sparse side is `retrieval.bm25`, the dense index `retrieval.dense`; this module fuses them.
+The sparse side is `retrieval.bm25`, the dense side any `retrieval.dense.DenseSide` (in-process FAISS, a
+Chroma collection, or an in-process overlay over either); this module fuses them. Every candidate in the
+pool is scored by its exact inner product with the query, whichever store proposed it, so a store only
+decides which rows are candidates and the scores are the same everywhere.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import faiss
 import numpy as np
@@ -25,7 +28,7 @@ from ragsec_core._util.inputs import check_params
 from ragsec_core._util.text import tokenize
 from ragsec_core.data.corpus import Chunk
 from ragsec_core.retrieval.bm25 import BM25
-from ragsec_core.retrieval.dense import APPROX_MIN_CHUNKS, HNSW_EF_SEARCH, dense_index
+from ragsec_core.retrieval.dense import APPROX_MIN_CHUNKS, HNSW_EF_SEARCH, DenseSide, InProcessDense, OverlayDense
 from ragsec_core.retrieval.embed import Embedder
 
 INDEX_FORMAT = 1
@@ -43,16 +46,40 @@ class Hit:
 
 
 class HybridRetriever:
-    """Holds chunks, their embeddings, a FAISS inner-product index and BM25; searches all three ways."""
+    """Holds chunks, a dense side and BM25; searches all three ways.
+
+    The constructor takes the in-process case (embeddings in memory, a FAISS index built over them);
+    `over` takes any dense side, e.g. a Chroma collection."""
 
     def __init__(
         self, chunks: list[Chunk], embedder: Embedder, embeddings: np.ndarray, bm25: BM25, index: faiss.Index | None = None
     ) -> None:
         self.chunks = chunks
         self.embedder = embedder
-        self.embeddings = embeddings
         self.bm25 = bm25
-        self.index = index if index is not None else dense_index(embeddings)
+        self.dense: DenseSide = InProcessDense(embeddings, index)
+
+    @classmethod
+    def over(cls, chunks: list[Chunk], embedder: Embedder, dense: DenseSide, bm25: BM25) -> HybridRetriever:
+        """A retriever whose dense side is `dense` (row i = chunk i)."""
+        if len(dense) != len(chunks):
+            raise ValueError(f"the dense side has {len(dense)} vectors for {len(chunks)} chunks")
+        retriever = cls.__new__(cls)
+        retriever.chunks, retriever.embedder, retriever.bm25, retriever.dense = chunks, embedder, bm25, dense
+        return retriever
+
+    @property
+    def embeddings(self) -> np.ndarray:
+        """Every chunk's vector (fetched once from a remote store: meant for sample-sized corpora)."""
+        return self.dense.all_vectors()
+
+    @property
+    def in_process(self) -> bool:
+        return isinstance(self.dense, InProcessDense)
+
+    def index_info(self) -> dict[str, Any]:
+        """Which dense index serves this retriever (recorded in every Pass-0 trace)."""
+        return self.dense.describe()
 
     # ------------------------------------------------------------ building and persistence
     @classmethod
@@ -84,8 +111,9 @@ class HybridRetriever:
         np.save(tmp / "embeddings.npy", self.embeddings)
         sparse.save_npz(tmp / "bm25.npz", self.bm25.matrix)
         (tmp / "vocab.json").write_text(json.dumps(self.bm25.vocab))
-        if isinstance(self.index, faiss.IndexHNSWFlat):  # minutes to rebuild at 100k: persist it
-            faiss.write_index(self.index, str(tmp / "hnsw.faiss"))
+        index = cast(InProcessDense, self.dense).index
+        if isinstance(index, faiss.IndexHNSWFlat):  # minutes to rebuild at 100k: persist it
+            faiss.write_index(index, str(tmp / "hnsw.faiss"))
         (tmp / "meta.json").write_text(json.dumps({"format": INDEX_FORMAT, "n_chunks": len(self.chunks)}))
         try:
             tmp.rename(folder)
@@ -111,14 +139,34 @@ class HybridRetriever:
 
     def extended(self, extra: list[Chunk], extra_embeddings: np.ndarray | None = None) -> HybridRetriever:
         """A new retriever over these chunks plus `extra` (e.g. injected documents), reusing the existing
-        embeddings; BM25 is refit over the union because idf and the average length change. Not persisted."""
+        embeddings; BM25 is refit over the union because idf and the average length change. Not persisted;
+        over a remote store the extra rows live in an in-process overlay."""
         if extra_embeddings is None:
-            extra_embeddings = self.embedder.embed([c.text for c in extra]) if extra else np.zeros((0, self.embeddings.shape[1]), np.float32)
+            extra_embeddings = self.embedder.embed([c.text for c in extra]) if extra else np.zeros((0, self.dense.dim), np.float32)
         if len(extra_embeddings) != len(extra):
             raise ValueError("one embedding per extra chunk is required")
         chunks = list(self.chunks) + list(extra)
-        emb = np.vstack([self.embeddings, np.asarray(extra_embeddings, dtype=self.embeddings.dtype)])
-        return HybridRetriever(chunks, self.embedder, emb, BM25().fit([tokenize(c.text) for c in chunks]))
+        bm25 = BM25().fit([tokenize(c.text) for c in chunks])
+        if isinstance(self.dense, InProcessDense):
+            emb = np.vstack([self.dense.embeddings, np.asarray(extra_embeddings, dtype=self.dense.embeddings.dtype)])
+            return HybridRetriever(chunks, self.embedder, emb, bm25)
+        return HybridRetriever.over(chunks, self.embedder, OverlayDense(self.dense, {}, extra_embeddings), bm25)
+
+    def with_replaced(self, replacements: dict[int, Chunk]) -> HybridRetriever:
+        """A new retriever with the chunks at these rows replaced (e.g. a host passage with a poison planted
+        in it): only they are re-embedded, BM25 is refit. Over a remote store the new vectors mask the
+        originals in an in-process overlay; the store is never written."""
+        rows = list(replacements)  # the caller's order: the embedding batch is exactly the one it would embed
+        chunks = list(self.chunks)
+        for r in rows:
+            chunks[r] = replacements[r]
+        vecs = self.embedder.embed([chunks[r].text for r in rows]) if rows else np.zeros((0, self.dense.dim), np.float32)
+        bm25 = BM25().fit([tokenize(c.text) for c in chunks])
+        if isinstance(self.dense, InProcessDense):
+            emb = self.dense.embeddings.copy()
+            emb[rows] = vecs
+            return HybridRetriever(chunks, self.embedder, emb, bm25)
+        return HybridRetriever.over(chunks, self.embedder, OverlayDense(self.dense, dict(zip(rows, vecs)), np.zeros((0, self.dense.dim))), bm25)
 
     # ------------------------------------------------------------ search
     def search(self, query: str, k: int = 5, alpha: float = 0.5) -> list[Hit]:
@@ -140,11 +188,11 @@ class HybridRetriever:
         n = len(self.chunks)
         depth = min(n, max(100, 10 * k))
         q = np.asarray(q, dtype=np.float32)
-        _, dense_top = self.index.search(q[None, :], depth)
+        dense_top, _ = self.dense.top(q, depth)
         bm25_all = self.bm25.scores(query)
         bm25_top = np.argpartition(-bm25_all, depth - 1)[:depth] if depth < n else np.arange(n)
-        pool = np.unique(np.concatenate([dense_top[0][dense_top[0] >= 0], bm25_top]))
-        dense = self.embeddings[pool] @ q
+        pool = np.unique(np.concatenate([dense_top, bm25_top]))
+        dense = self.dense.vectors(pool) @ q
         bm25 = bm25_all[pool]
         dn, bn = minmax(dense), minmax(bm25)
         hybrid = alpha * dn + (1 - alpha) * bn

@@ -81,15 +81,15 @@ def remediated_corpus(corpus: Corpus, removals: Sequence[Removal]) -> Corpus:
 
 
 def reindexed(retriever: HybridRetriever, corpus: Corpus) -> HybridRetriever:
-    """A retriever over `corpus`, re-embedding only chunks whose text changed. Not persisted."""
+    """An in-process retriever over `corpus`, re-embedding only chunks whose text changed. Not persisted."""
     chunks = chunk_corpus(corpus)
     known = {(c.chunk_id, c.text): i for i, c in enumerate(retriever.chunks)}
     rows = [known.get((c.chunk_id, c.text)) for c in chunks]
     fresh = [i for i, r in enumerate(rows) if r is None]
-    emb = np.empty((len(chunks), retriever.embeddings.shape[1]), dtype=retriever.embeddings.dtype)
-    for i, r in enumerate(rows):
-        if r is not None:
-            emb[i] = retriever.embeddings[r]
+    emb = np.empty((len(chunks), retriever.dense.dim), dtype=np.float32)
+    kept = [i for i, r in enumerate(rows) if r is not None]
+    if kept:  # one fetch, also from a remote store; the remediated corpus then lives in-process
+        emb[kept] = retriever.dense.vectors(np.array([rows[i] for i in kept]))
     if fresh:
         emb[fresh] = retriever.embedder.embed([chunks[i].text for i in fresh])
     return HybridRetriever(chunks, retriever.embedder, emb, BM25().fit([tokenize(c.text) for c in chunks]))
