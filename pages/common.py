@@ -98,15 +98,36 @@ def get_demo_scenarios() -> list[Scenario]:
 
 
 @st.cache_resource(show_spinner=False)
-def get_retriever(corpus: str, variant: str | None) -> HybridRetriever:
-    """One retriever per (corpus, variant) per process, shared by every session and never mutated:
-    session-only documents go into a new retriever made by `HybridRetriever.extended`."""
-    return build_retriever(get_corpus(corpus, variant), get_embedder())
+def get_retriever(corpus: str, variant: str | None, index: str | None = None) -> HybridRetriever:
+    """One retriever per (corpus, variant, index) per process, shared by every session and never mutated:
+    session-only documents go into a new retriever made by `HybridRetriever.extended` (an in-process
+    overlay over a Chroma collection). `index` is a Chroma location, which never holds credentials."""
+    return build_retriever(get_corpus(corpus, variant), get_embedder(), index=index)
 
 
 @st.cache_resource(show_spinner=False)
-def get_pipeline(corpus: str, variant: str | None, model: str | None = None, quantize: str = DEFAULT_QUANTIZE) -> Pipeline:
-    return Pipeline(get_corpus(corpus, variant), get_retriever(corpus, variant), get_llm(model, quantize))
+def get_pipeline(corpus: str, variant: str | None, model: str | None = None, quantize: str = DEFAULT_QUANTIZE,
+                 index: str | None = None) -> Pipeline:
+    return Pipeline(get_corpus(corpus, variant), get_retriever(corpus, variant, index), get_llm(model, quantize))
+
+
+def index_field(key: str) -> str | None:
+    """The optional dense index of the corpus picker: a Chroma collection holding this corpus's vectors
+    (read-only; build it with `ragsec ask --index URL --index-build`). Checked here, so a typo is one error."""
+    from ragsec_core.retrieval.chroma import parse_location
+
+    value = st.text_input("Dense index (optional)", key=f"{key}_index", max_chars=500,
+                          placeholder="chroma://127.0.0.1:8000/COLLECTION or chroma:PATH/COLLECTION",
+                          help="Empty: ragsec's in-process index. A token comes from CHROMA_AUTH_TOKEN on the server "
+                               "running the app, never from this field.").strip()
+    if not value:
+        return None
+    try:
+        parse_location(value)
+    except RagsecError as exc:
+        show_error(exc, "Fix the index location or clear the field")
+        st.stop()
+    return value
 
 
 CLEAN = "(clean)"
@@ -172,12 +193,12 @@ def corpus_picker(key: str = "corpus") -> tuple[str, str | None, object | None]:
     return corpus, None if variant == CLEAN else variant, None
 
 
-def pipeline_for(corpus: str, variant: str | None, upload: object | None) -> Pipeline | None:
+def pipeline_for(corpus: str, variant: str | None, upload: object | None, index: str | None = None) -> Pipeline | None:
     """The cached pipeline for a picker choice; None while an upload is still missing."""
     import hashlib
 
     if corpus != UPLOAD:
-        return get_pipeline(corpus, variant)
+        return get_pipeline(corpus, variant, index=index)
     if upload is None:
         return None
     data = upload.getvalue()  # type: ignore[attr-defined]

@@ -12,6 +12,7 @@ from pages.common import (
     get_corpus,
     get_detector,
     get_embedder,
+    index_field,
     pipeline_for,
     show_error,
     show_html,
@@ -29,6 +30,7 @@ st.caption("Run RAG with prompt-anchored tracing (Pass-0). Everything shown from
 left, right = st.columns([2, 1])
 with right:
     corpus, variant, upload = corpus_picker()
+    index = index_field("corpus") if upload is None else None
     alpha = st.slider("alpha (dense weight in hybrid)", 0.0, 1.0, 0.5, 0.05, key="alpha")
     k = st.number_input("k (retrieved chunks)", min_value=1, max_value=20, value=5, step=1, key="k")
     attention = st.checkbox("Attention analysis (D-SCAN)", value=True, key="dscan",
@@ -58,7 +60,7 @@ if ask:
     try:
         with st.status("Running RAG ...", expanded=False) as status:
             status.update(label="Loading models and index (first time only) ...")
-            pipeline = pipeline_for(corpus, variant, upload)
+            pipeline = pipeline_for(corpus, variant, upload, index)
             if pipeline is None:
                 raise RagsecError("upload a corpus file first (.jsonl, .csv or attack .json)")
             status.update(label="Retrieving and generating ...")

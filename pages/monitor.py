@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from pages.common import ensure_routed, get_corpus, get_retriever, reported, sample_picker
+from pages.common import ensure_routed, get_corpus, get_retriever, index_field, reported, sample_picker
 from ragsec_core.views.figures import roc_figure
 from ragsec_core.views.monitor import (
     DETECTOR_LABELS,
@@ -23,6 +23,7 @@ st.caption("Scores every chunk for signs of targeted poisoning (Semantic Chamele
 c1, c2, c3 = st.columns([2, 1, 1])
 with c1:
     corpus, variant = sample_picker("mon", default_variant="canary")
+    index = index_field("mon")
 k = int(c2.number_input("k", min_value=1, max_value=20, value=5, step=1, key="mon_k"))
 alpha = c3.slider("alpha", 0.0, 1.0, 0.5, 0.05, key="mon_alpha")
 
@@ -30,7 +31,7 @@ if st.button("Run the monitor", type="primary", key="mon_run"):
     with reported("Check the corpus and the k/alpha settings, then run again", "Reload the page and run it again"):
         with st.status("Running the corpus monitor ...", expanded=True) as status:
             bar = st.progress(0.0, text="loading the corpus and index (first time only)")
-            data, retriever = get_corpus(corpus, variant), get_retriever(corpus, variant)
+            data, retriever = get_corpus(corpus, variant), get_retriever(corpus, variant, index)
             sens, ben = default_queries(data)
             bar.progress(0.4, text=f"retrieving {len(sens)} sensitive and {len(ben)} benign queries, scoring "
                                    f"{len(retriever.chunks)} chunks")

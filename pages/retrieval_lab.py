@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from pages.common import ensure_routed, get_corpus, get_retriever, reported, sample_picker, show_error
+from pages.common import ensure_routed, get_corpus, get_retriever, index_field, reported, sample_picker, show_error
 from ragsec_core._util.errors import RagsecError
 from ragsec_core._util.text import escape_controls
 from ragsec_core.chameleon.scenarios import builtin_scenarios
@@ -31,15 +31,16 @@ NO_EXAMPLE = "(type your own)"
 left, right = st.columns([2, 1])
 with right:
     corpus, variant = sample_picker("lab", default_variant="canary")
+    index = index_field("lab")
     k = int(st.number_input("K (top-K)", min_value=1, max_value=20, value=5, step=1, key="lab_k"))
     alpha = st.slider("alpha (dense weight)", 0.0, 1.0, 0.5, 0.05, key="lab_alpha")
     steps = int(st.number_input("alpha steps in the sweep", min_value=3, max_value=51, value=21, step=2, key="lab_steps"))
 
 try:
     with st.spinner("Loading the index (first time only) ..."):
-        data, base = get_corpus(corpus, variant), get_retriever(corpus, variant)
+        data, base = get_corpus(corpus, variant), get_retriever(corpus, variant, index)
 except RagsecError as exc:
-    show_error(exc, "Pick another corpus or variant")
+    show_error(exc, "Pick another corpus, variant or index")
     st.stop()
 
 demo = [q.query for q in data.queries] + [s.target_query for s in SCENARIOS.values()]

@@ -52,20 +52,22 @@ def _pipeline(corpus: Corpus, args: argparse.Namespace) -> Pipeline:
     from ragsec_core.rag import Pipeline, build_retriever
     from ragsec_core.retrieval.embed import Embedder
 
-    print("loading models ...", file=sys.stderr)
-    llm = load_llm(args.model, args.quantize)
-    embedder = Embedder()
+    embedder = Embedder()  # the index first: a store that is down fails before the LLM loads
     bar = None
 
     def progress(done: int, total: int) -> None:
         nonlocal bar
         if bar is None:
-            bar = tqdm(total=total, desc="embedding chunks", unit="chunk", file=sys.stderr)
+            bar = tqdm(total=total, desc="indexing chunks", unit="chunk", file=sys.stderr)
+        elif done < bar.n:  # the next phase (embedding, then the upsert into --index) starts over
+            bar.reset(total)
         bar.update(done - bar.n)
 
-    retriever = build_retriever(corpus, embedder, progress=progress)
+    retriever = build_retriever(corpus, embedder, progress=progress, index=args.index, build_index=args.index_build)
     if bar is not None:
         bar.close()
+    print("loading models ...", file=sys.stderr)
+    llm = load_llm(args.model, args.quantize)
     return Pipeline(corpus, retriever, llm)
 
 

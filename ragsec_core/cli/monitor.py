@@ -44,7 +44,7 @@ def cmd_monitor(args: argparse.Namespace) -> int:
     else:
         sens, ben = default_query_sets(load_scenarios(default_scenario_file([args.corpus or "secops"])), corpus)
     thr = qpd_threshold(args.qpd_threshold, corpus.name)
-    report = run_monitor(build_retriever(corpus, Embedder()), sens, ben, k=args.k, alpha=args.alpha, qpd_threshold=thr)
+    report = run_monitor(build_retriever(corpus, Embedder(), index=args.index, build_index=args.index_build), sens, ben, k=args.k, alpha=args.alpha, qpd_threshold=thr)
     if args.json:
         print(json.dumps(report.to_dict(all_docs=args.all), indent=1))
         return 0

@@ -29,11 +29,22 @@ def add_corpus_args(p: argparse.ArgumentParser, *, help: str = CORPUS_HELP, vari
 
 
 def add_retrieval_args(p: argparse.ArgumentParser, *, alpha: float = 0.5, k: int = 5, use: bool = False) -> None:
-    """Hybrid weight and depth; `--use` where the command places hits in a prompt."""
+    """Hybrid weight and depth; `--use` where the command places hits in a prompt; the dense index."""
     p.add_argument("--alpha", type=float, default=alpha, help="hybrid weight of dense scores, in [0, 1]")
     p.add_argument("--k", type=int, default=k, help="number of retrieved chunks")
     if use:
         p.add_argument("--use", type=int, default=None, help="chunks placed in the prompt (default: k)")
+    add_index_args(p)
+
+
+def add_index_args(p: argparse.ArgumentParser) -> None:
+    """`--index`: the dense side in a Chroma collection instead of ragsec's in-process index (read-only
+    unless `--index-build`)."""
+    p.add_argument("--index", default=None, metavar="URL",
+                   help="Chroma collection as the dense side: chroma://HOST:PORT/COLLECTION (chroma+https:// for TLS; "
+                        "token in CHROMA_AUTH_TOKEN) or chroma:PATH/COLLECTION (default: in-process index)")
+    p.add_argument("--index-build", action="store_true",
+                   help="embed the corpus and upsert it into --index first (only into a collection ragsec created)")
 
 
 def add_model_args(p: argparse.ArgumentParser, *, max_new_tokens: bool = True) -> None:
@@ -56,6 +67,18 @@ def check_retrieval_args(args: argparse.Namespace) -> None:
     use = getattr(args, "use", None)
     if use is not None and use < 1:
         raise RagsecError(f"--use must be >= 1 (got {use})")
+    check_index_args(args)
+
+
+def check_index_args(args: argparse.Namespace) -> None:
+    """A malformed `--index` (or `--index-build` without one) fails before anything loads."""
+    from ragsec_core.retrieval.chroma import parse_location
+
+    index = getattr(args, "index", None)
+    if getattr(args, "index_build", False) and not index:
+        raise RagsecError("--index-build needs --index chroma://HOST:PORT/COLLECTION or chroma:PATH/COLLECTION")
+    if index:
+        parse_location(index)
 
 
 def check_model_args(args: argparse.Namespace) -> None:
