@@ -231,6 +231,23 @@ def test_server_dying_mid_query_is_a_ragsec_error(tmp_path, embedder):
         retriever.search(BASTION_Q, 3, 0.5)
 
 
+# ---------------------------------------------------------------- the speed bench's Chroma section
+
+def test_speed_bench_measures_both_sides_and_reuses_the_collection(tmp_path, embedder):
+    from ragsec_core.bench.speed_chroma import latency_at_size, size_label
+
+    assert [size_label(n) for n in (205, 100_000, 1_000_000, 1_500_000)] == ["205", "100k", "1m", "1500k"]
+    texts = [c.text for c in load_corpus("secops").documents]
+    vecs = embedder.embed(texts)
+    url = f"chroma:{tmp_path / 'db'}/speed"
+    first = latency_at_size(texts, vecs, embedder, QUERIES * 3, url)
+    n = size_label(len(texts))
+    assert first[f"hybrid_top5_same_{n}_chroma"] == f"{len(QUERIES) * 3}/{len(QUERIES) * 3}"
+    assert first[f"hybrid_p50_ms_{n}_chroma"] > 0 and first[f"hybrid_p95_ms_{n}"] >= first[f"hybrid_p50_ms_{n}"]
+    assert first[f"chroma_build_s_{n}"] > 0
+    assert latency_at_size(texts, vecs, embedder, QUERIES, url)[f"chroma_build_s_{n}"] == 0.0  # built once
+
+
 # ---------------------------------------------------------------- the app's index field
 
 def test_app_lab_reads_a_collection_and_a_bad_location_is_an_st_error(monkeypatch, tmp_path, embedder):

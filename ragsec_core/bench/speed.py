@@ -6,7 +6,8 @@ comparison (optimised vs naive Pass-1, ragsec BM25 vs rank-bm25 vs bm25s, flat v
 
 Sections: `traceback` (Pass-1 optimised vs naive on real Stealthy-NQ events built like `ragsec bench
 traceback` builds them), `retrieval`, `attention`, `startup` (see `speed_parts`). `--only` picks sections,
-`--merge` combines the JSON of separate runs into one table.
+`--merge` combines the JSON of separate runs into one table. `--chroma` adds the hybrid latency with a
+Chroma collection as the dense side beside the in-process index, at 100k and 1M passages (`speed_chroma`).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from ragsec_core._util.atomic import write_text_atomic
 from ragsec_core._util.errors import RagsecError
 from ragsec_core._util.extras import require
 from ragsec_core._util.paths import cache_dir
-from ragsec_core.bench import speed_parts
+from ragsec_core.bench import speed_chroma, speed_parts
 from ragsec_core.bench.attacks import load_attack
 from ragsec_core.bench.options import SPEED_SECTIONS
 from ragsec_core.bench.planting import PlantedCorpus
@@ -89,6 +90,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if "attention" in only:
         lengths = [int(s) for s in (args.attn_tokens or ("600" if quick else "600,2000")).split(",")]
         results |= speed_parts.attention(lengths, repeats=1 if quick else 2)
+    if args.chroma:
+        require("scale", "ragsec bench speed --chroma", "chromadb")
+        location = None if args.chroma == "embedded" else args.chroma
+        results |= speed_chroma.chroma_latency([int(s) for s in args.chroma_sizes.split(",")], args.queries or 100, location)
     if "traceback" in only:
         partial = lambda part: _save(results | part | {"complete": False}, args.out)
         results |= traceback_speed(

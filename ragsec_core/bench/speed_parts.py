@@ -118,18 +118,18 @@ def bm25_compare(docs: list[list[str]], queries: list[str], rank_queries: list[s
     same_ours = same_s = 0
     for q in rank_queries:
         toks = tokenize(q)
-        a, ta = _timed(lambda: ours.scores(q))
-        b, tb = _timed(lambda: ref.get_scores(toks))
+        a, ta = timed(lambda: ours.scores(q))
+        b, tb = timed(lambda: ref.get_scores(toks))
         times["ours"].append(ta)
         times["rank"].append(tb)
         top = _top10(b)
         same_ours += _top10(a) == top
         if not isinstance(s25, str):
-            c, tc = _timed(lambda: s25[0].get_scores(toks))
+            c, tc = timed(lambda: s25[0].get_scores(toks))
             times["bm25s"].append(tc)
             same_s += _top10(np.asarray(c, dtype=np.float64)) == top
     for q in queries[len(rank_queries):]:  # extra queries for our latency only
-        times["ours"].append(_timed(lambda: ours.scores(q))[1])
+        times["ours"].append(timed(lambda: ours.scores(q))[1])
     res["bm25_ours_query_ms" + k] = round(statistics.median(times["ours"]), 3)
     res["bm25_rank_bm25_query_ms" + k] = round(statistics.median(times["rank"]), 2)
     res["bm25_ours_speedup_vs_rank_bm25" + k] = round(res["bm25_rank_bm25_query_ms" + k] / res["bm25_ours_query_ms" + k], 1)
@@ -168,8 +168,8 @@ def dense_compare(vecs: np.ndarray, qv: np.ndarray) -> dict[str, Any]:
         hnsw.hnsw.efSearch = ef
         tf, th, rec = [], [], []
         for q in qv:
-            (_, a), ta = _timed(lambda: flat.search(q[None, :], 10))
-            (_, b), tb = _timed(lambda: hnsw.search(q[None, :], 10))
+            (_, a), ta = timed(lambda: flat.search(q[None, :], 10))
+            (_, b), tb = timed(lambda: hnsw.search(q[None, :], 10))
             tf.append(ta)
             th.append(tb)
             rec.append(len(set(a[0]) & set(b[0])) / 10)
@@ -202,12 +202,12 @@ def hybrid_latency(texts: list[str], tokens: list[list[str]], vecs: np.ndarray, 
         tops = {}
         for name, index in (("chosen", chosen), ("flat", flat)):
             dense.index = index
-            hits, ms = _timed(lambda: retriever.search(q, k=5, alpha=0.5))
+            hits, ms = timed(lambda: retriever.search(q, k=5, alpha=0.5))
             total[name].append(ms)
             tops[name] = [h.chunk.chunk_id for h in hits]
         same += tops["chosen"] == tops["flat"]
-        emb.append(_timed(lambda: embedder.embed([q])[0])[1])
-        sparse.append(_timed(lambda: retriever.bm25.scores(q))[1])
+        emb.append(timed(lambda: embedder.embed([q])[0])[1])
+        sparse.append(timed(lambda: retriever.bm25.scores(q))[1])
     dense.index = chosen
     n = len(texts) // 1000
     return {
@@ -227,7 +227,7 @@ def _top10(scores: np.ndarray) -> list[int]:
     return [int(i) for i in np.lexsort((np.arange(len(scores)), -np.asarray(scores)))[:10]]
 
 
-def _timed(fn: Callable[[], Any]) -> tuple[Any, float]:
+def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
     t = time.perf_counter()
     out = fn()
     return out, (time.perf_counter() - t) * 1000
@@ -305,7 +305,7 @@ def attention(lengths: list[int], repeats: int = 2, new_tokens: int = 16) -> dic
             for m in order:
                 gc.collect()
                 with PeakRSS() as mem:
-                    _, ms = _timed(modes[m])
+                    _, ms = timed(modes[m])
                 times[m].append(ms / 1000)
                 peaks[m] = max(peaks[m], mem.peak_mb)
         t = {m: min(v) for m, v in times.items()}

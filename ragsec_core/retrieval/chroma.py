@@ -35,8 +35,8 @@ if TYPE_CHECKING:
 MARK = "ragsec_format"  # collection metadata key of collections ragsec created (the only ones it writes)
 FORMAT = 1
 SEARCH_EF = 512  # > the hybrid's candidate depth (max(100, 10k)); high enough to be exact on the samples
-CONSTRUCTION_EF = 200
-BATCH = 1000  # upsert batch (Chroma's server caps a request's size)
+CONSTRUCTION_EF = 100  # Chroma's default; FAISS builds with 80
+BATCH = 5000  # upsert batch, lowered to the client's max_batch_size where that is smaller
 PAGE = 5000  # get() page when every vector is read
 EMBEDDER_CHECK = 3  # stored vectors compared with ragsec's own embedding of the same chunk text
 EMBEDDER_MIN_COS = 0.98
@@ -171,9 +171,10 @@ class ChromaDense:
             raise RagsecError(f"Chroma at {self.loc.display()} returned id {exc} that the corpus does not have") from None
 
 
-def open_dense(index: str, chunks: list[Chunk], embedder: Embedder) -> ChromaDense:
+def open_dense(index: str, chunks: list[Chunk], embedder: Embedder, verify: bool = True) -> ChromaDense:
     """The collection at `index` as a dense side for `chunks`, after checking it holds exactly those chunks'
-    vectors of this embedder (read-only: nothing is written, `search_ef` included)."""
+    vectors of this embedder (read-only: nothing is written, `search_ef` included). `verify=False` skips
+    re-embedding a sample of chunks, for the speed bench's synthetic vectors only (the mark still counts)."""
     loc = parse_location(index)
     client = connect(loc)
     where = loc.display()
@@ -190,19 +191,20 @@ def open_dense(index: str, chunks: list[Chunk], embedder: Embedder) -> ChromaDen
     if hnsw.get("space", "l2") != "cosine":
         raise RagsecError(f"collection '{loc.collection}' at {where} uses the '{hnsw.get('space', 'l2')}' space; ragsec needs cosine")
     dense = ChromaDense(col, [c.chunk_id for c in chunks], loc, int(hnsw.get("ef_search") or 0))
-    _check_embedder(dense, chunks, embedder, meta)
+    if MARK in meta and meta.get("ragsec_embedder") != embedder.model_id:
+        raise RagsecError(f"collection '{loc.collection}' holds {meta.get('ragsec_embedder')} vectors; "
+                          f"this run embeds queries with {embedder.model_id}")
+    dense.dim = embedder.dim
+    if verify:
+        _check_embedder(dense, chunks, embedder)
     return dense
 
 
-def _check_embedder(dense: ChromaDense, chunks: list[Chunk], embedder: Embedder, meta: dict[str, Any]) -> None:
-    """Refuse vectors of another dimension or embedder: the mark says which embedder a ragsec collection
-    holds; any collection's first vectors must also equal ragsec's embedding of the same chunk texts."""
-    if MARK in meta and meta.get("ragsec_embedder") != embedder.model_id:
-        raise RagsecError(f"collection '{dense.loc.collection}' holds {meta.get('ragsec_embedder')} vectors; "
-                          f"this run embeds queries with {embedder.model_id}")
+def _check_embedder(dense: ChromaDense, chunks: list[Chunk], embedder: Embedder) -> None:
+    """Refuse vectors of another dimension or embedder: any collection's first vectors must equal
+    ragsec's embedding of the same chunk texts (a mark alone could be stale or copied)."""
     probe = list(range(min(EMBEDDER_CHECK, len(chunks))))
     ours = embedder.embed([chunks[i].text for i in probe])
-    dense.dim = int(ours.shape[1])
     with _remote(dense.loc.display()):
         got = dense.collection.get(ids=[dense.ids[i] for i in probe], include=["embeddings"])
     stored = dict(zip(got["ids"], got["embeddings"]))
@@ -239,9 +241,10 @@ def build_collection(
                 metadata={MARK: FORMAT, "ragsec_embedder": embedder_id, "ragsec_dim": int(embeddings.shape[1])},
                 configuration={"hnsw": {"space": "cosine", "ef_search": SEARCH_EF, "ef_construction": CONSTRUCTION_EF}},
             )
-        for start in range(0, len(chunks), BATCH):
-            part = chunks[start:start + BATCH]
-            col.upsert(ids=[c.chunk_id for c in part], embeddings=np.asarray(embeddings[start:start + BATCH], np.float32),
+        batch = min(BATCH, int(client.get_max_batch_size()))
+        for start in range(0, len(chunks), batch):
+            part = chunks[start:start + batch]
+            col.upsert(ids=[c.chunk_id for c in part], embeddings=np.asarray(embeddings[start:start + batch], np.float32),
                        metadatas=[_metadata(c) for c in part])
             if progress:
                 progress(start + len(part), len(chunks))
