@@ -71,8 +71,11 @@ def latency_at_size(texts: list[str], vecs: np.ndarray, embedder: Embedder, quer
     chunks = [Chunk(f"p{i}#0", f"p{i}", t, 0, len(t)) for i, t in enumerate(texts)]
     t0 = time.perf_counter()
     bm25 = BM25().fit([tokenize(t) for t in texts])
-    res: dict[str, Any] = {f"bm25_build_s_{label}": round(time.perf_counter() - t0, 1)}
-    local, res[f"hnsw_build_s_{label}"] = _in_process(chunks, vecs, embedder, bm25)
+    m = bm25.matrix
+    res: dict[str, Any] = {f"bm25_build_s_{label}": round(time.perf_counter() - t0, 1),
+                           f"bm25_matrix_mb_{label}": round((m.data.nbytes + m.indices.nbytes + m.indptr.nbytes) / 1e6, 1),
+                           f"vectors_mb_{label}": round(vecs.nbytes / 1e6, 1)}
+    local, res[f"hnsw_build_s_{label}"], res[f"dense_index_mb_{label}"] = _in_process(chunks, vecs, embedder, bm25)
     res[f"chroma_build_s_{label}"] = _ensure_collection(url, chunks, vecs, embedder)
     t0 = time.perf_counter()
     remote = HybridRetriever.over(chunks, embedder, chroma.open_dense(url, chunks, embedder, verify=False), bm25)
@@ -94,8 +97,9 @@ def latency_at_size(texts: list[str], vecs: np.ndarray, embedder: Embedder, quer
     return res
 
 
-def _in_process(chunks: list[Chunk], vecs: np.ndarray, embedder: Embedder, bm25: BM25) -> tuple[HybridRetriever, float]:
-    """ragsec's own index at this size, its HNSW graph cached (minutes to build at 1M)."""
+def _in_process(chunks: list[Chunk], vecs: np.ndarray, embedder: Embedder, bm25: BM25) -> tuple[HybridRetriever, float, float]:
+    """ragsec's own index at this size, its HNSW graph cached (minutes to build at 1M); with the seconds
+    it took and the index's size in MB (vectors included)."""
     path = cache_dir() / "speed" / f"hnsw-{len(vecs)}-{_digest(vecs)}.faiss"
     t0 = time.perf_counter()
     if len(vecs) < APPROX_MIN_CHUNKS:  # exact flat index: nothing worth caching
@@ -107,8 +111,10 @@ def _in_process(chunks: list[Chunk], vecs: np.ndarray, embedder: Embedder, bm25:
         tmp = path.with_suffix(".tmp")
         faiss.write_index(index, str(tmp))
         tmp.rename(path)
+    seconds = round(time.perf_counter() - t0, 1)
     retriever = HybridRetriever.over(chunks, embedder, InProcessDense(vecs, index), bm25)
-    return retriever, round(time.perf_counter() - t0, 1)
+    size = path.stat().st_size if path.exists() else vecs.nbytes  # HNSW: graph + vectors; flat: the vectors
+    return retriever, seconds, round(size / 1e6, 1)
 
 
 def _ensure_collection(url: str, chunks: list[Chunk], vecs: np.ndarray, embedder: Embedder) -> float:
