@@ -14,6 +14,7 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,6 +26,7 @@ from ragsec_core._util.atomic import write_text_atomic
 from ragsec_core._util.errors import RagsecError
 from ragsec_core._util.paths import shared_data_dir
 from ragsec_core._util.text import tokenize
+from ragsec_core.bench.fanout import Failed, connected, pin_threads, ray_map, serial_map, shippable
 from ragsec_core.chameleon.attack import (
     KEYWORD_DENSITIES,
     KEYWORD_STRATEGIES,
@@ -149,9 +151,9 @@ def run_detectors(retriever: HybridRetriever, planted: list[tuple[str, str]], se
 # ---------------------------------------------------------------- the sweep
 
 @dataclass
-class _Sweep:
-    """What every stage of one sweep shares: inputs, engines, the results so far and the clock. Each stage
-    adds its key to `results` and saves, so an interrupted run keeps every finished stage."""
+class _Engines:
+    """What a trial needs: inputs, MiniLM (index and encoder), the fluency LM. Built once per process: the
+    driver's sweep is one, and with --ray each actor builds its own from the driver's corpus and scenarios."""
 
     args: argparse.Namespace
     scenarios: list[Scenario]
@@ -160,9 +162,13 @@ class _Sweep:
     encoder: Encoder
     vocab: list[str]
     llm: LLM | None
-    out_path: Path
-    results: dict[str, Any]
-    t_start: float = field(default_factory=time.time)
+
+    @classmethod
+    def load(cls, args: argparse.Namespace, corpus: Corpus, scenarios: list[Scenario], e2e: bool) -> _Engines:
+        """The LM is loaded for the fluency filter, and for the end-to-end stage when `e2e`."""
+        retriever = build_retriever(corpus, embedder := Embedder())
+        llm = load_llm() if not args.no_fluency or (e2e and not args.no_e2e) else None
+        return cls(args, scenarios, corpus, retriever, Encoder(embedder), corpus_vocabulary([c.text for c in retriever.chunks]), llm)
 
     @property
     def common(self) -> dict[str, Any]:
@@ -174,6 +180,16 @@ class _Sweep:
     def trial(self, i: int) -> tuple[Scenario, int]:
         """Trial i attacks scenario i mod S with seed base + i div S."""
         return self.scenarios[i % len(self.scenarios)], self.args.seed + i // len(self.scenarios)
+
+
+@dataclass
+class _Sweep(_Engines):
+    """The driver's engines plus the results so far and the clock. Each stage adds its key to `results`
+    and saves, so an interrupted run keeps every finished stage."""
+
+    out_path: Path = Path()
+    results: dict[str, Any] = field(default_factory=dict)
+    t_start: float = field(default_factory=time.time)
 
     def out_of_time(self) -> bool:
         """`--max-minutes` (unset or 0: no limit) has passed since the start: start no new trial."""
@@ -195,21 +211,20 @@ def cmd_chameleon(args: argparse.Namespace) -> int:
         raise RagsecError(f"--out '{out_path}' is a folder: give a file name")
     qpd_thr = qpd_threshold(args.qpd_threshold, corpus.name)
     t_start = time.time()
-    embedder = Embedder()
-    retriever = build_retriever(corpus, embedder)
-    llm = None if (args.no_fluency and args.no_e2e) else load_llm()
-    config = {
-        "corpus": corpus.name, "corpus_source": corpus.source, "n_chunks": len(retriever.chunks),
-        "scenarios": [s.name for s in scenarios], "scenario_file": str(scenario_file or "built-in"), "trials_requested": args.trials, "method": args.method,
-        "iterations": args.iterations, "candidates": args.candidates, "max_modified": args.max_modified,
-        "ppl_cap": None if args.no_fluency else args.ppl_cap, "fluency_model": None if args.no_fluency or llm is None else llm.model_id,
-        "sleeper_form": args.sleeper_form, "alphas": list(ALPHAS), "ks": list(KS),
-        "stealth_threshold": args.stealth_threshold, "qpd_threshold": qpd_thr, "seed": args.seed,
-        "embedder": embedder.model_id, "weights": {"lambda": 0.4, "beta": 0.3, "gamma": 0.3, "epsilon": 0.1},
-    }
-    sweep = _Sweep(args, scenarios, corpus, retriever, Encoder(embedder), corpus_vocabulary([c.text for c in retriever.chunks]),
-                   llm, out_path, {"config": config, "reference": reference_figures()}, t_start)
-    pairs = _main_trials(sweep)
+    with connected(args.ray):
+        pin_threads(args.threads)
+        e = _Engines.load(args, corpus, scenarios, e2e=True)
+        config = {
+            "corpus": corpus.name, "corpus_source": corpus.source, "n_chunks": len(e.retriever.chunks),
+            "scenarios": [s.name for s in scenarios], "scenario_file": str(scenario_file or "built-in"), "trials_requested": args.trials, "method": args.method,
+            "iterations": args.iterations, "candidates": args.candidates, "max_modified": args.max_modified,
+            "ppl_cap": None if args.no_fluency else args.ppl_cap, "fluency_model": None if args.no_fluency or e.llm is None else e.llm.model_id,
+            "sleeper_form": args.sleeper_form, "alphas": list(ALPHAS), "ks": list(KS),
+            "stealth_threshold": args.stealth_threshold, "qpd_threshold": qpd_thr, "seed": args.seed,
+            "embedder": e.retriever.embedder.model_id, "weights": {"lambda": 0.4, "beta": 0.3, "gamma": 0.3, "epsilon": 0.1},
+        }
+        sweep = _Sweep(**vars(e), out_path=out_path, results={"config": config, "reference": reference_figures()}, t_start=t_start)
+        pairs = _main_trials(sweep)
     _joint(sweep)
     _keyword_injection(sweep, pairs)
     if not args.no_detectors and pairs:
@@ -221,30 +236,48 @@ def cmd_chameleon(args: argparse.Namespace) -> int:
     return 0
 
 
+def _trial(e: _Engines, i: int) -> tuple[Pair, dict[str, Any]]:
+    """Trial i: the main attack's pair (gradient or black-box) and its retrieval swept over alpha and k."""
+    args = e.args
+    sc, seed = e.trial(i)
+    pair = build_pair(sc, e.encoder, e.retriever.embeddings, method=args.method, vocab=e.vocab,
+                      sleeper_form=args.sleeper_form, seed=seed, **e.common)
+    ev = evaluate_retrieval(inject(e.retriever, pair.sleeper.text, pair.trigger.text), sc,
+                            stealth_threshold=args.stealth_threshold)
+    return pair, {"scenario": sc.name, "seed": seed, "optimisation": pair.summary(),
+                  "sleeper": pair.sleeper.text, "trigger": pair.trigger.text, "retrieval": ev}
+
+
 def _main_trials(sw: _Sweep) -> list[tuple[Scenario, int, Pair]]:
-    """The main attack (gradient or black-box) of every trial, swept over alpha and k."""
+    """Every trial, here or on the connected Ray cluster (--ray); results saved in trial order as they come.
+    The time limit is asked before each trial is started; a trial lost on the cluster is listed as failed."""
     args, results = sw.args, sw.results
     trials: list[dict[str, Any]] = []
+    failed: list[dict[str, Any]] = []
     pairs: list[tuple[Scenario, int, Pair]] = []
-    for i in tqdm(range(args.trials), desc="chameleon trials", file=sys.stderr):
-        if sw.out_of_time():
-            results["config"]["truncated"] = f"time limit hit after {i} trials"
-            break
+    keep_going = lambda: not sw.out_of_time()
+    stream: Iterator[tuple[int, tuple[Pair, dict[str, Any]] | Failed]]
+    if args.ray:
+        stream = ray_map(_Engines.load, (shippable(args), sw.corpus, sw.scenarios, False), _trial, range(args.trials),
+                         threads=args.threads or 1, keep_going=keep_going)
+    else:
+        stream = serial_map(sw, _trial, range(args.trials), keep_going)
+    for i, res in tqdm(stream, total=args.trials, desc="chameleon trials", file=sys.stderr):
         sc, seed = sw.trial(i)
-        pair = build_pair(sc, sw.encoder, sw.retriever.embeddings, method=args.method, vocab=sw.vocab,
-                          sleeper_form=args.sleeper_form, seed=seed, **sw.common)
-        ev = evaluate_retrieval(inject(sw.retriever, pair.sleeper.text, pair.trigger.text), sc,
-                                stealth_threshold=args.stealth_threshold)
-        pairs.append((sc, seed, pair))
-        trials.append({"scenario": sc.name, "seed": seed, "optimisation": pair.summary(),
-                       "sleeper": pair.sleeper.text, "trigger": pair.trigger.text, "retrieval": ev})
-        results["trials"] = trials
+        if isinstance(res, Failed):
+            failed.append({"trial": i, "scenario": sc.name, "seed": seed, "error": res.error})
+        else:
+            pairs.append((sc, seed, res[0]))
+            trials.append(res[1])
+        results |= {"trials": trials, "failed_trials": failed}
         results["by_alpha_k"] = aggregate([t["retrieval"] for t in trials])
         results["chi_square_vector_vs_hybrid"] = {
             f"k={k}": {m: vector_vs_hybrid([t["retrieval"] for t in trials], k, m) for m in ("co_retrieval", "overall")}
             for k in KS}
         results["config"]["n_trials"] = len(trials)
         sw.save("trials")
+    if (n := len(trials) + len(failed)) < args.trials:
+        results["config"]["truncated"] = f"time limit hit after {n} trials"
     return pairs
 
 

@@ -2,7 +2,8 @@
 
 The pairs and the two controls (`--length-matched`, `--question-matched`) are built by `dscan_pairs`;
 this module runs the model on them (rendered by the Pass-0 `render_prompt`, so offsets and template are
-exactly those of a trace), caches what it computed and evaluates.
+exactly those of a trace), caches what it computed and evaluates. Every prompt is seeded on its own, so
+the prompts can run on Ray actors (`--ray`) and give the rows a serial run gives.
 
 Raw per-prompt statistics are appended to a JSONL cache (`--raw`, default `<out>.raw.jsonl`) as they
 are computed, and zero-shot scores as rows of their own: an interrupted run resumes, a finished run can
@@ -15,18 +16,22 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from tqdm import tqdm
 
 from ragsec_core._util.atomic import write_text_atomic
 from ragsec_core._util.errors import RagsecError
 from ragsec_core.bench.dscan_pairs import N_DOCS, N_POISON, build_pair, load_records
+from ragsec_core.bench.fanout import Failed, connected, pin_threads, ray_map, serial_map, shippable
 from ragsec_core.data.trace import overlaps
 from ragsec_core.dscan import evaluate as ev
 from ragsec_core.dscan.detector import band_matrices, capture, fit_detector, select_band
 from ragsec_core.dscan.features import ALL_FEATURES, GROUPS, LayerStats, layer_bands, layer_stats
-from ragsec_core.models.llm import DEFAULT_MODEL_ID, load_llm
+from ragsec_core.models.llm import DEFAULT_MODEL_ID, LLM, load_llm
 from ragsec_core.rag import render_prompt
 from ragsec_core.retrieval.embed import Embedder
 
@@ -55,7 +60,8 @@ def cmd_dscan(args: argparse.Namespace) -> int:
     records = load_records(data)[: args.limit]
     raw_path = Path(args.raw) if args.raw else Path(str(args.out) + ".raw.jsonl")
     t0 = time.perf_counter()
-    raw = collect(records, args, raw_path)
+    with connected(args.ray):
+        raw = collect(records, args, raw_path)
     from threadpoolctl import threadpool_limits  # a scikit-learn dependency
 
     with threadpool_limits(limits=max(1, args.threads)):  # BLAS spin-waits are costly on a shared CPU
@@ -72,36 +78,63 @@ def _fmt(x: float | None) -> str:
 
 
 def collect(records: list[dict[str, Any]], args: argparse.Namespace, raw_path: Path) -> list[dict[str, Any]]:
-    """Run the model on every prompt not yet in the raw cache; return all raw records in order.
+    """Run the model on every prompt not yet in the raw cache (here, or on the connected Ray cluster with
+    --ray); return all raw records in order.
 
-    The zero-shot score is cached apart from the sampled statistics (rows of kind `zero_shot`), so the
-    baseline can be added to a finished run without sampling again."""
-    from tqdm import tqdm
-
+    Rows are appended in prompt order as they finish. The zero-shot score is cached apart from the sampled
+    statistics (rows of kind `zero_shot`), so the baseline can be added to a finished run without sampling
+    again. Prompts lost on the cluster are not cached: the run stops with their list, and a rerun retries them."""
     done, zs = _read_raw(raw_path, args)
     keys = [(r, c, f"{r.get('id')}:{c}") for r in records for c in _conds(args)]
     todo = [(r, c, "stats") for r, c, k in keys if k not in done]
     if not args.no_zero_shot:
         todo += [(r, c, "zero_shot") for r, c, k in keys if k not in zs]
+    lost: list[str] = []
     if todo:
         print("loading models ...", file=sys.stderr)
-        import torch
-
-
-        torch.set_num_threads(max(1, args.threads))
-        llm, embedder = load_llm(), Embedder()
         raw_path.parent.mkdir(parents=True, exist_ok=True)
         with open(raw_path, "a", encoding="utf-8") as fh:
-            for rec, cond, kind in tqdm(todo, desc="dscan prompts", unit="prompt", file=sys.stderr):
+            for i, row in tqdm(_rows(todo, args), total=len(todo), desc="dscan prompts", unit="prompt", file=sys.stderr):
+                rec, cond, kind = todo[i]
+                if isinstance(row, Failed):
+                    lost.append(f"{rec.get('id')}:{cond} ({kind}): {row.error}")
+                    continue
                 if kind == "stats":
-                    row = run_prompt(llm, embedder, rec, cond, args)
                     done[row["key"]] = row
                 else:
-                    row = run_zero_shot(llm, rec, cond, args)
                     zs[row["key"]] = row["score"]
                 fh.write(json.dumps(row) + "\n")
                 fh.flush()
+    if lost:
+        raise RagsecError(f"{len(lost)} prompt(s) failed on the Ray cluster, the others are cached in {raw_path}: "
+                          f"run the same command again to retry them. Failed: {'; '.join(lost)}")
     return [{**done[k], "zero_shot": zs.get(k)} for _, _, k in keys]
+
+
+@dataclass
+class _Models:
+    """The victim and MiniLM of one process (the driver of a serial run, each Ray actor)."""
+
+    llm: LLM
+    embedder: Embedder
+    args: argparse.Namespace
+
+
+def _open_models(args: argparse.Namespace) -> _Models:
+    pin_threads(max(1, args.threads))
+    return _Models(load_llm(), Embedder(), args)
+
+
+def _run_item(m: _Models, item: tuple[dict[str, Any], str, str]) -> dict[str, Any]:
+    """One cache row: the sampled statistics of a prompt, or its zero-shot score."""
+    rec, cond, kind = item
+    return run_prompt(m.llm, m.embedder, rec, cond, m.args) if kind == "stats" else run_zero_shot(m.llm, rec, cond, m.args)
+
+
+def _rows(todo: list[tuple[dict[str, Any], str, str]], args: argparse.Namespace) -> Iterator[tuple[int, dict[str, Any] | Failed]]:
+    if getattr(args, "ray", None):  # callers from Python may leave it out
+        return ray_map(_open_models, (shippable(args),), _run_item, todo, threads=max(1, args.threads))
+    return serial_map(_open_models(args), _run_item, todo)
 
 
 def _conds(args: argparse.Namespace) -> tuple[str, str]:

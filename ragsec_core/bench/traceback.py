@@ -4,6 +4,11 @@ For each question, P adversarial texts are planted in the clean corpus (embedded
 clean host passages at a seeded sentence boundary, or standalone), Pass-0 runs, outcomes are counted
 (UNK / EVT / CONFUSION / CORRECT), and Pass-1 runs on every triggered event. Char F1 / IoU / FPR compare
 the attribution spans with every gold span inside the prompt-used chunks, in prompt coordinates.
+
+The driver draws every question's planting first (`plan_jobs`, one seeded generator in question order);
+`answer` then needs only its job and a `Worker`, in this process or on a Ray actor (`--ray`), so both
+give the same results file. The file is rewritten after every question and lists the questions done: a
+rerun of the same configuration continues an incomplete file instead of starting over.
 """
 
 from __future__ import annotations
@@ -13,21 +18,30 @@ import json
 import random
 import statistics
 import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from tqdm import tqdm
 
 from ragsec_core._util.atomic import write_text_atomic
 from ragsec_core._util.errors import RagsecError
 from ragsec_core._util.inputs import check_params
 from ragsec_core._util.safeio import read_json
 from ragsec_core.bench.attacks import AttackRecord, load_attack
+from ragsec_core.bench.fanout import Failed, connected, pin_threads, ray_map, serial_map, shippable
 from ragsec_core.bench.methods import print_methods_table, score, summarise_methods
-from ragsec_core.bench.planting import PlantedCorpus
+from ragsec_core.bench.planting import PlantedCorpus, PlantPlan, clean_corpus
+from ragsec_core.data.corpus import Corpus
 from ragsec_core.data.trace import Labels
-from ragsec_core.models.llm import load_llm
+from ragsec_core.models.llm import LLM, load_llm
 from ragsec_core.rag import Pipeline
 from ragsec_core.retrieval.embed import Embedder
 from ragsec_core.traceback.baselines import MethodContext, calibrate, get, parse_methods
+
+OUTCOMES = ("EVT", "CORRECT", "CONFUSION", "UNK")
+RESUME_VARYING = ("ray", "out")  # flags that may change between an interrupted run and its continuation
 
 
 def cmd_bench_traceback(args: argparse.Namespace) -> int:
@@ -45,25 +59,30 @@ def cmd_bench_traceback(args: argparse.Namespace) -> int:
 
     args.methods = ",".join(parse_methods(args.methods))
     records = load_attack(Path(args.data))[: args.limit]
-    results = run_benchmark(records, args)
+    with connected(args.ray):
+        results = run_benchmark(records, args)
     print_table(results)
     if args.out:
         print(f"wrote {args.out}", file=sys.stderr)
+    if results["failed"]:
+        print(f"{len(results['failed'])} question(s) failed (listed under 'failed'): run the same command again "
+              "to retry them", file=sys.stderr)
+        return 1
     return 0
 
 
 def save(results: dict[str, Any], out: str | None) -> None:
-    """Atomic write, also after every event, so an interrupted run keeps its partial results."""
+    """Atomic write, also after every question, so an interrupted run keeps its partial results."""
     if out:
         write_text_atomic(out, json.dumps(results, indent=2))
 
 
-def method_context(args: argparse.Namespace, llm: Any, planted: Any) -> Any:
-    """The shared context of all methods: victim, judge/proxy, and the PPL cutoff (calibrated once on a
-    seeded sample of clean corpus chunks, only when a method needs it)."""
+def method_context(args: argparse.Namespace, llm: LLM, planted: PlantedCorpus, ppl_threshold: float | None = None) -> MethodContext:
+    """The shared context of all methods: victim, judge/proxy, and the PPL cutoff (given, or calibrated
+    here on a seeded sample of clean corpus chunks, only when a method needs it)."""
     judge = load_llm(args.judge_model) if args.judge_model else llm
-    ctx = MethodContext(llm, judge, seed=args.seed)
-    if "ppl" in args.methods.split(","):
+    ctx = MethodContext(llm, judge, ppl_threshold=ppl_threshold, seed=args.seed)
+    if ppl_threshold is None and "ppl" in args.methods.split(","):
         ctx.ppl_threshold = calibrate(ctx, [c.text for c in planted.base.chunks], args.ppl_quantile, args.ppl_sample)
     return ctx
 
@@ -78,53 +97,154 @@ def legacy_fields(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def run_benchmark(records: list[AttackRecord], args: argparse.Namespace) -> dict[str, Any]:
-    from tqdm import tqdm
+@dataclass(frozen=True)
+class Job:
+    """One question's work: its position in the data, its record and its pre-drawn planting."""
+
+    q: int
+    rec: AttackRecord
+    plan: PlantPlan
 
 
-    methods = args.methods.split(",")
-    llm, embedder = load_llm(), Embedder()
-    planted = PlantedCorpus.build(records, args.corpus, embedder)
-    ctx = method_context(args, llm, planted)
+@dataclass
+class Worker:
+    """What answers questions, built once per process (the driver of a serial run, each Ray actor)."""
+
+    planted: PlantedCorpus
+    ctx: MethodContext
+    args: argparse.Namespace
+
+
+def open_worker(clean: Corpus, args: argparse.Namespace, ppl_threshold: float | None) -> Worker:
+    """Victim, judge, MiniLM and the clean index over `clean` (loaded from the index cache)."""
+    llm = load_llm()
+    planted = PlantedCorpus.from_corpus(clean, Embedder())
+    return Worker(planted, method_context(args, llm, planted, ppl_threshold), args)
+
+
+def plan_jobs(records: list[AttackRecord], args: argparse.Namespace, planted: PlantedCorpus) -> list[Job]:
+    """Every question's planting, drawn from one seeded generator in question order (also the questions a
+    run skips, so that each question's draw is the same however a run is split or resumed)."""
     rng = random.Random(args.seed)
-    outcomes = {"EVT": 0, "CORRECT": 0, "CONFUSION": 0, "UNK": 0}
-    events: list[dict[str, Any]] = []
-    bar = tqdm(records, desc="traceback bench", unit="question", file=sys.stderr)
-    for q, rec in enumerate(bar):
+    jobs = []
+    for q, rec in enumerate(records):
         advs = [f"{rec.question.rstrip('?. ')}. {a}" if args.attack_form == "black" else a for a in rec.adv_texts]
-        advs = advs[: args.poisons_per_query]
-        corpus, retriever = planted.with_poisons(rec, advs, args.mode, args.alpha, rng)  # keeps the seeded draws
-        if q < args.first_question:
-            continue
-        trace = Pipeline(corpus, retriever, llm).ask(
-            rec.question, k=args.k, alpha=args.alpha, use=args.use, labels=Labels(rec.id, list(rec.answers), rec.incorrect)
-        )
-        s = trace.signals
-        outcome = "UNK" if s.abstained else "EVT" if s.t_asr else "CORRECT" if s.correct else "CONFUSION"
-        outcomes[outcome] += 1
-        if not s.par:
-            continue
-        ev = ctx.for_event(retriever)
-        rows: dict[str, Any] = {}
-        for m in methods:
-            bar.set_postfix(events=len(events) + 1, method=m)
-            rows[m] = score(trace, get(m).run(trace, ev))
-        event = {"id": rec.id, "trace_id": trace.trace_id, "answer": trace.answer}
-        if "ragcharacter" in rows:
-            event |= legacy_fields(rows["ragcharacter"])
-        events.append(event | {"methods": rows})
-        save(summarise(events, outcomes, args, ctx.ppl_threshold) | {"complete": False}, args.out)
-    results = summarise(events, outcomes, args, ctx.ppl_threshold) | {"complete": True}
+        jobs.append(Job(q, rec, planted.plan(rec, advs[: args.poisons_per_query], args.mode, args.alpha, rng)))
+    return jobs
+
+
+def answer(w: Worker, job: Job) -> dict[str, Any]:
+    """Pass-0 on the planted corpus, its outcome, and every method on it when it is an event."""
+    args, rec = w.args, job.rec
+    corpus, retriever = w.planted.apply(job.plan)
+    trace = Pipeline(corpus, retriever, w.ctx.llm).ask(
+        rec.question, k=args.k, alpha=args.alpha, use=args.use, labels=Labels(rec.id, list(rec.answers), rec.incorrect)
+    )
+    s = trace.signals
+    outcome = "UNK" if s.abstained else "EVT" if s.t_asr else "CORRECT" if s.correct else "CONFUSION"
+    if not s.par:
+        return {"outcome": outcome, "event": None}
+    ev = w.ctx.for_event(retriever)
+    rows = {m: score(trace, get(m).run(trace, ev)) for m in args.methods.split(",")}
+    event = {"id": rec.id, "question": job.q, "trace_id": trace.trace_id, "answer": trace.answer}
+    if "ragcharacter" in rows:
+        event |= legacy_fields(rows["ragcharacter"])
+    return {"outcome": outcome, "event": event | {"methods": rows}}
+
+
+@dataclass
+class Progress:
+    """What a run has recorded, by question: each done question's outcome, the events, the questions lost."""
+
+    done: dict[int, dict[str, Any]] = field(default_factory=dict)  # {"question", "id", "outcome"}
+    events: dict[int, dict[str, Any]] = field(default_factory=dict)
+    failed: dict[int, dict[str, Any]] = field(default_factory=dict)
+
+    def record(self, job: Job, res: dict[str, Any] | Failed) -> None:
+        if isinstance(res, Failed):
+            self.failed[job.q] = {"question": job.q, "id": job.rec.id, "error": res.error}
+            return
+        self.done[job.q] = {"question": job.q, "id": job.rec.id, "outcome": res["outcome"]}
+        if res["event"] is not None:
+            self.events[job.q] = res["event"]
+
+    def results(self, args: argparse.Namespace, ppl_threshold: float | None, complete: bool) -> dict[str, Any]:
+        """The results file: questions and events in question order whatever order they came in."""
+        outcomes = {k: sum(d["outcome"] == k for d in self.done.values()) for k in OUTCOMES}
+        return summarise([self.events[q] for q in sorted(self.events)], outcomes, args, ppl_threshold) | {
+            "complete": complete, "questions": [self.done[q] for q in sorted(self.done)],
+            "failed": [self.failed[q] for q in sorted(self.failed)]}
+
+    @classmethod
+    def resume(cls, args: argparse.Namespace) -> Progress:
+        """The questions done by an incomplete run of this configuration saved at --out; else a fresh
+        start. Questions that failed there are run again."""
+        path = Path(args.out) if args.out else None
+        if path is None or not path.is_file():
+            return cls()
+        old = read_json(path, "traceback results")
+        if not isinstance(old, dict) or old.get("complete") is not False or "questions" not in old:
+            return cls()
+        if _resume_key(old.get("config", {})) != _resume_key(_config(args)):
+            print(f"{path} holds another configuration: starting over", file=sys.stderr)
+            return cls()
+        done = {d["question"]: d for d in old["questions"]}
+        print(f"resuming {path}: {len(done)} question(s) already done", file=sys.stderr)
+        return cls(done, {e["question"]: e for e in old["per_event"] if e.get("question") in done})
+
+
+def _config(args: argparse.Namespace) -> dict[str, Any]:
+    """The flags as the results file records them (JSON types)."""
+    config: dict[str, Any] = json.loads(json.dumps({k: v for k, v in vars(args).items() if k != "func"}))
+    return config
+
+
+def _resume_key(config: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in config.items() if k not in RESUME_VARYING}
+
+
+def run_benchmark(records: list[AttackRecord], args: argparse.Namespace) -> dict[str, Any]:
+    """Plan every question, skip those before --first-question or already in an incomplete --out, run the
+    rest (here or on the connected Ray cluster) and write the results after each."""
+    pin_threads(args.threads)
+    clean = clean_corpus(records, args.corpus)
+    progress = Progress.resume(args)
+    worker, planted, threshold = _driver(clean, args)
+    jobs = plan_jobs(records, args, planted)
+    todo = [j for j in jobs if j.q >= args.first_question and j.q not in progress.done]  # in question order
+    stream: Iterator[tuple[int, dict[str, Any] | Failed]]
+    if worker is None:
+        stream = ray_map(open_worker, (clean, shippable(args), threshold), answer, todo, threads=args.threads or 1)
+    else:
+        stream = serial_map(worker, answer, todo)
+    bar = tqdm(stream, total=len(todo), desc="traceback bench", unit="question", file=sys.stderr)
+    for i, res in bar:
+        progress.record(todo[i], res)
+        bar.set_postfix(events=len(progress.events), failed=len(progress.failed))
+        save(progress.results(args, threshold, complete=False), args.out)
+    results = progress.results(args, threshold, complete=not progress.failed)
     save(results, args.out)
     return results
+
+
+def _driver(clean: Corpus, args: argparse.Namespace) -> tuple[Worker | None, PlantedCorpus, float | None]:
+    """(the serial run's worker, the clean index the plan is drawn on, the PPL cutoff). With --ray the
+    driver loads only MiniLM (and the LMs only when PPL needs its cutoff, calibrated once here)."""
+    if not args.ray:
+        worker = open_worker(clean, args, None)
+        return worker, worker.planted, worker.ctx.ppl_threshold
+    planted = PlantedCorpus.from_corpus(clean, Embedder())
+    threshold = method_context(args, load_llm(), planted).ppl_threshold if "ppl" in args.methods.split(",") else None
+    return None, planted, threshold
 
 
 def merge_results(paths: list[str]) -> dict[str, Any]:
     """One result from the parts of a run split with --first-question. A stopped part counts the
     questions it finished (`parts` lists each part's first question and question count); the merged
-    result is complete only when every part is."""
+    result is complete only when every part is; it keeps every part's failed questions, and has no
+    `questions` list, so it is never resumed (a part is: rerun its own command)."""
     parts = [read_json(Path(p), "traceback results") for p in paths]
-    varying = ("command", "bench", "first_question", "limit", "out", "merge")  # what differs between the parts
+    varying = ("command", "bench", "first_question", "limit", "out", "merge", "ray", "threads")  # what differs between the parts
     configs = [{k: v for k, v in r.get("config", {}).items() if k not in varying} for r in parts]
     if any(c != configs[0] for c in configs):
         raise RagsecError("--merge needs result files of one configuration (data, P, k, alpha, … differ)")
@@ -135,7 +255,8 @@ def merge_results(paths: list[str]) -> dict[str, Any]:
     covered = [{"file": p, "first_question": r["config"].get("first_question", 0), "questions": sum(r["outcomes"].values()),
                 "complete": bool(r.get("complete"))} for p, r in zip(paths, parts)]
     done = all(x["complete"] for x in covered)
-    return summarise(events, outcomes, args, parts[0].get("ppl_threshold")) | {"complete": done, "parts": covered}
+    return summarise(events, outcomes, args, parts[0].get("ppl_threshold")) | {"complete": done, "parts": covered,
+                                                                     "failed": [f for r in parts for f in r.get("failed", [])]}
 
 
 def summarise(
@@ -162,7 +283,7 @@ def summarise(
         "primary_method": primary,
         "methods": per_method,
         "ppl_threshold": ppl_threshold,
-        "config": {k: v for k, v in vars(args).items() if k != "func"},
+        "config": _config(args),
         "per_event": events,
     }
 

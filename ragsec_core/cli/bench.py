@@ -29,6 +29,17 @@ def _command(module: str, name: str) -> Callable[[argparse.Namespace], int]:
     return run
 
 
+def _add_scale_args(p: argparse.ArgumentParser, threads: bool = True) -> None:
+    """`--ray` (and `--threads` unless the command has its own): fan the run out on a Ray cluster."""
+    p.add_argument("--ray", default=None, metavar="auto|ADDRESS",
+                   help="run on a Ray cluster ('auto': the one this machine belongs to, or its address host:port); "
+                        "one actor per --threads CPUs, the same results file as a serial run of the same --threads "
+                        "(needs the [scale] extra)")
+    if threads:
+        p.add_argument("--threads", type=int, default=None,
+                       help="torch CPU threads of the run and of each Ray actor (default: torch's own; with --ray 1)")
+
+
 def add_bench_parsers(subparsers: Any) -> None:
     """`ragsec bench traceback | dscan | chameleon | monitor | speed`."""
     _traceback(subparsers)
@@ -60,7 +71,10 @@ def _traceback(subparsers: Any) -> None:
                    help="local HF model folder or .gguf for the baselines' judge/proxy (default: the victim LM)")
     p.add_argument("--ppl-quantile", type=float, default=0.95, help="PPL cutoff: this quantile of benign chunks")
     p.add_argument("--ppl-sample", type=int, default=100, help="benign corpus chunks sampled for the PPL cutoff")
-    p.add_argument("--out", default=None, help="write results JSON here (atomically)")
+    p.add_argument("--out", default=None,
+                   help="write results JSON here (atomically, after every question); an incomplete file of the same "
+                        "configuration is continued")
+    _add_scale_args(p)
     p.set_defaults(func=_command("traceback", "cmd_bench_traceback"))
 
 
@@ -83,7 +97,9 @@ def _dscan(subparsers: Any) -> None:
     p.add_argument("--no-zero-shot", action="store_true", help="skip the zero-shot baseline (one extra pass per prompt)")
     p.add_argument("--save-detector", default=None, help="write the detector trained on all pairs to this JSON")
     p.add_argument("--threads", type=int, default=1,
-                   help="torch CPU threads (1 is fastest on a shared machine: OpenMP spin-waits under contention)")
+                   help="torch CPU threads, also of each Ray actor (1 is fastest on a shared machine: OpenMP spin-waits "
+                        "under contention)")
+    _add_scale_args(p, threads=False)
     p.set_defaults(func=_command("dscan", "cmd_dscan"))
 
 
@@ -115,6 +131,7 @@ def _chameleon(subparsers: Any) -> None:
     p.add_argument("--seed", type=int, default=42)
     p.add_argument("--max-minutes", type=float, default=None, help="stop starting new trials after this long")
     p.add_argument("--out", default="chameleon_results.json")
+    _add_scale_args(p)
     p.set_defaults(func=_command("chameleon", "cmd_chameleon"))
 
 
