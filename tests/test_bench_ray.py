@@ -28,20 +28,16 @@ import pytest
 from ragsec_core._util.errors import RagsecError
 from ragsec_core.cli.main import main
 
+from .browser import free_port
 from .conftest import REPO, shared_data
+from .servers import ChromaServer
 
 pytest.importorskip("ray", reason="the [scale] extra is not installed")
 psutil = pytest.importorskip("psutil")
 
 RAY = Path(sys.executable).with_name("ray")
 TIMING = {"seconds", "seconds_per_event", "elapsed_s", "trace_id"}  # wall times, and trace ids (random per run)
-RUN_FLAGS = ("ray", "out")  # flags that differ between the runs compared
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+RUN_FLAGS = ("ray", "out", "index", "index_build")  # flags that differ between the runs compared
 
 
 @pytest.fixture(scope="module")
@@ -187,6 +183,26 @@ def test_ray_traceback_equals_serial_even_when_an_actor_is_killed(
     assert res["complete"] and res["failed"] == []  # the killed actor's question was retried, not dropped
     assert comparable(res) == comparable(serial_traceback)
     assert res["config"]["ray"] == cluster[0] and "char_f1" in stdout
+
+
+@pytest.mark.model
+def test_ray_traceback_over_a_served_chroma_collection_equals_the_in_process_serial_run(
+    cluster: tuple[str, Any], serial_traceback: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("chromadb", reason="the [scale] extra is not installed")
+    server = ChromaServer(tmp_path)
+    try:
+        out = tmp_path / "results.json"
+        url = server.url("nq-context")
+        assert main(traceback_argv(out, "--ray", cluster[0], "--index", url, "--index-build")) == 0  # the driver builds
+        res = json.loads(out.read_text())
+        assert res["complete"] and res["failed"] == [] and res["config"]["index"] == url
+        assert comparable(res) == comparable(serial_traceback)
+        embedded = ["--ray", cluster[0], "--index", f"chroma:{tmp_path / 'db'}/nq-context"]
+        assert main(traceback_argv(tmp_path / "x.json", *embedded)) == 2
+        assert "--ray needs a served collection" in capsys.readouterr().err
+    finally:
+        server.stop()
 
 
 @pytest.mark.model

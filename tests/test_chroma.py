@@ -5,13 +5,7 @@ planting, refusals of collections that do not match, and clear errors when the s
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
-import sys
-import time
-import urllib.request
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,43 +17,12 @@ from ragsec_core.retrieval import chroma
 from ragsec_core.retrieval.chroma import parse_location
 
 from .browser import free_port
+from .servers import ChromaServer
 
 pytest.importorskip("chromadb", reason="the [scale] extra is not installed")
 
-CHROMA = shutil.which("chroma", path=str(Path(sys.executable).parent)) or shutil.which("chroma")
 BASTION_Q = "What is the hostname of the bastion host?"
 QUERIES = [BASTION_Q, "Which port does RDP use?", "How long are firewall logs kept?", "rotate the API keys"]
-
-
-class ChromaServer:
-    """`chroma run` on a free loopback port with its own folder; `stop` kills it (the tests of a dying server)."""
-
-    def __init__(self, path: Path) -> None:
-        if CHROMA is None:
-            pytest.skip("the chroma command is not installed ([scale] extra)")
-        self.port = free_port()
-        self.log = (path / "chroma.log").open("w")
-        self.proc = subprocess.Popen([CHROMA, "run", "--path", str(path / "db"), "--host", "127.0.0.1", "--port", str(self.port)],
-                                     stdout=self.log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{self.port}/api/v2/heartbeat", timeout=2).read()
-                return
-            except OSError:
-                if self.proc.poll() is not None:
-                    break
-                time.sleep(0.3)
-        self.stop()
-        pytest.fail(f"chroma run did not start: {(path / 'chroma.log').read_text()[-500:]}")
-
-    def url(self, collection: str) -> str:
-        return f"chroma://127.0.0.1:{self.port}/{collection}"
-
-    def stop(self) -> None:
-        self.proc.kill()
-        self.proc.wait(timeout=30)
-        self.log.close()
 
 
 @pytest.fixture(scope="module")

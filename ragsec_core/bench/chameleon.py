@@ -26,7 +26,7 @@ from ragsec_core._util.atomic import write_text_atomic
 from ragsec_core._util.errors import RagsecError
 from ragsec_core._util.paths import shared_data_dir
 from ragsec_core._util.text import tokenize
-from ragsec_core.bench.fanout import Failed, connected, pin_threads, ray_map, serial_map, shippable
+from ragsec_core.bench.fanout import Failed, check_index, connected, pin_threads, ray_map, serial_map, shippable
 from ragsec_core.chameleon.attack import (
     KEYWORD_DENSITIES,
     KEYWORD_STRATEGIES,
@@ -66,6 +66,7 @@ JOINT_ALPHAS = (0.7, 0.5, 0.3)
 # ---------------------------------------------------------------- helpers
 
 def _check_common(args: argparse.Namespace) -> None:
+    check_index(args)
     for name in ("trials", "iterations", "candidates", "e2e_tokens"):
         if getattr(args, name) < 1:
             raise RagsecError(f"--{name} must be >= 1 (got {getattr(args, name)})")
@@ -76,8 +77,7 @@ def _check_common(args: argparse.Namespace) -> None:
     if not 0 < args.stealth_threshold <= 1:
         raise RagsecError(f"--stealth-threshold must be in (0, 1] (got {args.stealth_threshold})")
     for name in ("joint_trials", "keyword_trials"):
-        v = getattr(args, name)
-        if v is not None and v < 0:
+        if (v := getattr(args, name)) is not None and v < 0:
             raise RagsecError(f"--{name.replace('_', '-')} must be >= 0 (got {v})")
 
 
@@ -166,7 +166,7 @@ class _Engines:
     @classmethod
     def load(cls, args: argparse.Namespace, corpus: Corpus, scenarios: list[Scenario], e2e: bool) -> _Engines:
         """The LM is loaded for the fluency filter, and for the end-to-end stage when `e2e`."""
-        retriever = build_retriever(corpus, embedder := Embedder())
+        retriever = build_retriever(corpus, embedder := Embedder(), index=args.index, build_index=args.index_build)
         llm = load_llm() if not args.no_fluency or (e2e and not args.no_e2e) else None
         return cls(args, scenarios, corpus, retriever, Encoder(embedder), corpus_vocabulary([c.text for c in retriever.chunks]), llm)
 

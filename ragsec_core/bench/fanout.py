@@ -27,6 +27,7 @@ from typing import Any, Generic, TypeVar
 
 from ragsec_core._util.errors import RagsecError
 from ragsec_core._util.extras import require
+from ragsec_core.retrieval.chroma import check_flags
 
 S = TypeVar("S")
 T = TypeVar("T")
@@ -55,8 +56,18 @@ def pin_threads(threads: int | None) -> None:
 
 
 def shippable(args: argparse.Namespace) -> argparse.Namespace:
-    """The flags without the command's function (a closure of the CLI), to send to actors."""
-    return argparse.Namespace(**{k: v for k, v in vars(args).items() if k != "func"})
+    """The flags without the command's function (a closure of the CLI), to send to actors. `--index-build`
+    is the driver's alone: it builds the collection once, and the actors only read it."""
+    return argparse.Namespace(**{k: v for k, v in vars(args).items() if k != "func"} | {"index_build": False})
+
+
+def check_index(args: argparse.Namespace) -> None:
+    """Before anything loads: a malformed `--index` fails, and with `--ray` the collection must be served
+    (`chroma://`), because an embedded Chroma folder cannot be opened by several processes at once."""
+    loc = check_flags(getattr(args, "index", None), getattr(args, "index_build", False))
+    if loc is not None and loc.path is not None and getattr(args, "ray", None):
+        raise RagsecError("--ray needs a served collection (--index chroma://HOST:PORT/COLLECTION): an embedded "
+                          "Chroma folder cannot be opened by several processes; serve it with `chroma run --path`")
 
 
 def _always() -> bool:

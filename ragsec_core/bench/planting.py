@@ -17,9 +17,9 @@ from pathlib import Path
 
 from ragsec_core._util.errors import RagsecError
 from ragsec_core.bench.attacks import AttackRecord
-from ragsec_core.data.corpus import Chunk, Corpus, Document, chunk_corpus, load_corpus
+from ragsec_core.data.corpus import Chunk, Corpus, Document, load_corpus
 from ragsec_core.data.spans import sentence_spans
-from ragsec_core.rag import index_cache
+from ragsec_core.rag import build_retriever
 from ragsec_core.retrieval.embed import Embedder
 from ragsec_core.retrieval.hybrid import HybridRetriever
 
@@ -67,9 +67,10 @@ class PlantedCorpus:
         return cls.from_corpus(clean_corpus(records, corpus), embedder)
 
     @classmethod
-    def from_corpus(cls, clean: Corpus, embedder: Embedder) -> PlantedCorpus:
-        """The clean index (persisted in the index cache, so every process of a run loads the same one)."""
-        return cls(clean.name, HybridRetriever.build(chunk_corpus(clean), embedder, cache_root=index_cache()))
+    def from_corpus(cls, clean: Corpus, embedder: Embedder, index: str | None = None, build_index: bool = False) -> PlantedCorpus:
+        """The clean index (persisted in the index cache, so every process of a run loads the same one), or
+        a Chroma collection as its dense side (`--index`): planting then goes into an in-process overlay."""
+        return cls(clean.name, build_retriever(clean, embedder, index=index, build_index=build_index))
 
     def with_poisons(
         self, rec: AttackRecord, advs: list[str], mode: str, alpha: float, rng: random.Random

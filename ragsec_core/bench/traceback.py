@@ -30,7 +30,7 @@ from ragsec_core._util.errors import RagsecError
 from ragsec_core._util.inputs import check_params
 from ragsec_core._util.safeio import read_json
 from ragsec_core.bench.attacks import AttackRecord, load_attack
-from ragsec_core.bench.fanout import Failed, connected, pin_threads, ray_map, serial_map, shippable
+from ragsec_core.bench.fanout import Failed, check_index, connected, pin_threads, ray_map, serial_map, shippable
 from ragsec_core.bench.methods import print_methods_table, score, summarise_methods
 from ragsec_core.bench.planting import PlantedCorpus, PlantPlan, clean_corpus
 from ragsec_core.data.corpus import Corpus
@@ -45,6 +45,7 @@ RESUME_VARYING = ("ray", "out")  # flags that may change between an interrupted 
 
 
 def cmd_bench_traceback(args: argparse.Namespace) -> int:
+    check_index(args)
     if args.merge:
         results = merge_results(args.merge)
         save(results, args.out)
@@ -118,7 +119,7 @@ class Worker:
 def open_worker(clean: Corpus, args: argparse.Namespace, ppl_threshold: float | None) -> Worker:
     """Victim, judge, MiniLM and the clean index over `clean` (loaded from the index cache)."""
     llm = load_llm()
-    planted = PlantedCorpus.from_corpus(clean, Embedder())
+    planted = PlantedCorpus.from_corpus(clean, Embedder(), args.index, args.index_build)
     return Worker(planted, method_context(args, llm, planted, ppl_threshold), args)
 
 
@@ -233,7 +234,7 @@ def _driver(clean: Corpus, args: argparse.Namespace) -> tuple[Worker | None, Pla
     if not args.ray:
         worker = open_worker(clean, args, None)
         return worker, worker.planted, worker.ctx.ppl_threshold
-    planted = PlantedCorpus.from_corpus(clean, Embedder())
+    planted = PlantedCorpus.from_corpus(clean, Embedder(), args.index, args.index_build)  # the actors only read it
     threshold = method_context(args, load_llm(), planted).ppl_threshold if "ppl" in args.methods.split(",") else None
     return None, planted, threshold
 

@@ -13,7 +13,7 @@ from typing import Any
 from ragsec_core.bench.options import ATTACK_FORMS, PLANT_MODES, SPEED_DATA, SPEED_SECTIONS
 from ragsec_core.chameleon.options import OPTIMISERS, SLEEPER_FORMS
 from ragsec_core.cli.monitor import add_monitor_parser
-from ragsec_core.cli.options import add_corpus_args, add_retrieval_args
+from ragsec_core.cli.options import add_corpus_args, add_index_args, add_retrieval_args
 from ragsec_core.data.spans import DEFAULT_MASK_MODE, MASK_MODES
 from ragsec_core.traceback.baselines import METHODS
 from ragsec_core.traceback.options import DEFAULT_OBJECTIVE, OBJECTIVES
@@ -108,6 +108,7 @@ def _chameleon(subparsers: Any) -> None:
     add_corpus_args(p, variant=False, repeat=True,
                     help="corpus (sample name, folder, .jsonl, .csv, attack .json; repeat to merge); known poisons "
                          "are dropped (default: the sample security corpus 'secops')")
+    add_index_args(p)
     p.add_argument("--scenarios", default=None,
                    help="scenario JSON list (default: the corpus's shipped chameleon_scenarios.json, e.g. "
                         "sample_corpora/secops/; the built-in security scenarios for other corpora)")

@@ -72,13 +72,9 @@ def check_retrieval_args(args: argparse.Namespace) -> None:
 
 def check_index_args(args: argparse.Namespace) -> None:
     """A malformed `--index` (or `--index-build` without one) fails before anything loads."""
-    from ragsec_core.retrieval.chroma import parse_location
+    from ragsec_core.retrieval.chroma import check_flags
 
-    index = getattr(args, "index", None)
-    if getattr(args, "index_build", False) and not index:
-        raise RagsecError("--index-build needs --index chroma://HOST:PORT/COLLECTION or chroma:PATH/COLLECTION")
-    if index:
-        parse_location(index)
+    check_flags(getattr(args, "index", None), getattr(args, "index_build", False))
 
 
 def check_model_args(args: argparse.Namespace) -> None:

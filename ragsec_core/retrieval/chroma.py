@@ -89,6 +89,13 @@ def parse_location(index: str) -> ChromaLocation:
     return ChromaLocation(collection, path=os.path.expanduser(path))
 
 
+def check_flags(index: str | None, build_index: bool) -> ChromaLocation | None:
+    """`--index` / `--index-build` as given, checked before anything loads; the parsed location or None."""
+    if build_index and not index:
+        raise RagsecError("--index-build needs --index chroma://HOST:PORT/COLLECTION or chroma:PATH/COLLECTION")
+    return parse_location(index) if index else None
+
+
 @contextmanager
 def _remote(where: str) -> Iterator[None]:
     """Any failure of the store becomes one RagsecError naming the location (never a credential)."""
