@@ -80,7 +80,7 @@ def latency_at_size(texts: list[str], vecs: np.ndarray, embedder: Embedder, quer
     t0 = time.perf_counter()
     remote = HybridRetriever.over(chunks, embedder, chroma.open_dense(url, chunks, embedder, verify=False), bm25)
     res[f"chroma_open_s_{label}"] = round(time.perf_counter() - t0, 1)
-    times: dict[str, list[float]] = {"local": [], "chroma": []}
+    times: dict[str, list[float]] = {"local": [], "chroma": [], "bm25": [], "embed": []}
     same = 0
     for i, q in enumerate(queries[:WARMUP] + queries):
         a, ta = timed(partial(local.search, q, k=5, alpha=0.5))
@@ -89,10 +89,14 @@ def latency_at_size(texts: list[str], vecs: np.ndarray, embedder: Embedder, quer
             times["local"].append(ta)
             times["chroma"].append(tb)
             same += [h.chunk.chunk_id for h in a] == [h.chunk.chunk_id for h in b]
+            times["bm25"].append(timed(partial(bm25.scores, q))[1])  # the parts of the in-process figure
+            times["embed"].append(timed(partial(embedder.embed, [q]))[1])
     for side, suffix in (("local", ""), ("chroma", "_chroma")):
         res[f"hybrid_p50_ms_{label}{suffix}"] = round(statistics.median(times[side]), 2)
         res[f"hybrid_p95_ms_{label}{suffix}"] = round(float(np.percentile(times[side], 95)), 2)
     res[f"hybrid_top5_same_{label}_chroma"] = f"{same}/{len(queries)}"
+    res[f"hybrid_bm25_ms_{label}"] = round(statistics.median(times["bm25"]), 2)
+    res[f"hybrid_query_embed_ms_{label}"] = round(statistics.median(times["embed"]), 2)
     res[f"hybrid_index_{label}"] = local.index_info()["kind"]
     return res
 

@@ -150,6 +150,10 @@ def _speed(subparsers: Any) -> None:
     p.add_argument("--queries", type=int, default=None, help="retrieval queries (default 100, quick 20)")
     p.add_argument("--attn-tokens", default=None, help="attention prompt lengths (default 600,2000; quick 600)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--chroma", nargs="?", const="embedded", default=None, metavar="chroma://HOST:PORT",
+                   help="also time hybrid search with a Chroma collection as the dense side beside the in-process "
+                        "index (a served Chroma, or an embedded folder under the cache when no address is given)")
+    p.add_argument("--chroma-sizes", default="100000,1000000", help="passages for --chroma (built once, cached)")
     p.add_argument("--merge", nargs="*", default=None, help="only merge these result files and print the table")
     p.set_defaults(func=_command("speed", "cmd_bench_speed"))
 

@@ -27,6 +27,7 @@ import numpy as np
 
 from ragsec_core._util.errors import RagsecError
 from ragsec_core._util.extras import require
+from ragsec_core.retrieval.dense import reuse_top_scores
 
 if TYPE_CHECKING:
     from ragsec_core.data.corpus import Chunk
@@ -156,6 +157,9 @@ class ChromaDense:
         if missing:
             raise RagsecError(f"Chroma at {self.loc.display()}: chunk '{missing[0]}' is not in the collection any more")
         return np.asarray([found[i] for i in ids], dtype=np.float32).reshape(len(ids), self.dim)
+
+    def scores(self, q: np.ndarray, rows: np.ndarray, top: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+        return reuse_top_scores(self, q, rows, top)
 
     def all_vectors(self) -> np.ndarray:
         if self._all is None:

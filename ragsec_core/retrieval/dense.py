@@ -35,6 +35,11 @@ class DenseSide(Protocol):
         """The float32 vectors of `rows`, in that order."""
         ...
 
+    def scores(self, q: np.ndarray, rows: np.ndarray, top: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+        """Inner products of `rows` with `q`; `top` is what `top(q, ...)` returned for this query, whose
+        scores a remote store reuses so that only the other rows' vectors travel."""
+        ...
+
     def all_vectors(self) -> np.ndarray:
         """Every row's vector (the corpus matrix the Chameleon optimiser and the drift detector read)."""
         ...
@@ -59,6 +64,17 @@ def dense_index(embeddings: np.ndarray) -> faiss.Index:
     return index
 
 
+def reuse_top_scores(side: DenseSide, q: np.ndarray, rows: np.ndarray, top: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """Scores of `rows`: the store's own for those among its top rows (its cosine, equal to the inner
+    product of the normalised vectors to float32 rounding), fetched vectors' products for the rest."""
+    known = dict(zip(top[0].tolist(), top[1].tolist()))
+    out = np.array([known.get(int(r), np.nan) for r in rows], dtype=np.float32)
+    missing = np.isnan(out)
+    if missing.any():
+        out[missing] = side.vectors(rows[missing]) @ q
+    return out
+
+
 class InProcessDense:
     """The embeddings in memory and a FAISS index over them (ragsec's own index)."""
 
@@ -77,6 +93,9 @@ class InProcessDense:
 
     def vectors(self, rows: np.ndarray) -> np.ndarray:
         return self.embeddings[rows]
+
+    def scores(self, q: np.ndarray, rows: np.ndarray, top: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+        return self.embeddings[rows] @ q  # the vectors are here: one exact product for every row
 
     def all_vectors(self) -> np.ndarray:
         return self.embeddings
@@ -110,6 +129,9 @@ class OverlayDense:
         all_scores = np.concatenate([scores[keep].astype(np.float32), self.vectors(own) @ q])
         order = np.lexsort((all_rows, -all_scores))[:depth]
         return all_rows[order], all_scores[order]
+
+    def scores(self, q: np.ndarray, rows: np.ndarray, top: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+        return reuse_top_scores(self, q, rows, top)
 
     def vectors(self, rows: np.ndarray) -> np.ndarray:
         rows = np.asarray(rows, dtype=np.int64)

@@ -6,8 +6,9 @@ top-N lists, alpha=1 reproduces the dense ranking and alpha=0 the BM25 ranking e
 
 The sparse side is `retrieval.bm25`, the dense side any `retrieval.dense.DenseSide` (in-process FAISS, a
 Chroma collection, or an in-process overlay over either); this module fuses them. Every candidate in the
-pool is scored by its exact inner product with the query, whichever store proposed it, so a store only
-decides which rows are candidates and the scores are the same everywhere.
+pool is scored by its inner product with the query (a remote store's own cosine for the rows it
+proposed, equal to float32 rounding; the fetched vectors' products for the BM25-only rows), so a store
+only decides which rows are candidates and the scores are the same everywhere.
 """
 
 from __future__ import annotations
@@ -188,11 +189,11 @@ class HybridRetriever:
         n = len(self.chunks)
         depth = min(n, max(100, 10 * k))
         q = np.asarray(q, dtype=np.float32)
-        dense_top, _ = self.dense.top(q, depth)
+        top = self.dense.top(q, depth)
         bm25_all = self.bm25.scores(query)
         bm25_top = np.argpartition(-bm25_all, depth - 1)[:depth] if depth < n else np.arange(n)
-        pool = np.unique(np.concatenate([dense_top, bm25_top]))
-        dense = self.dense.vectors(pool) @ q
+        pool = np.unique(np.concatenate([top[0], bm25_top]))
+        dense = self.dense.scores(q, pool, top)
         bm25 = bm25_all[pool]
         dn, bn = minmax(dense), minmax(bm25)
         hybrid = alpha * dn + (1 - alpha) * bn
