@@ -52,7 +52,8 @@ def _pipeline(corpus: Corpus, args: argparse.Namespace) -> Pipeline:
     from ragsec_core.rag import Pipeline, build_retriever
     from ragsec_core.retrieval.embed import Embedder
 
-    embedder = Embedder()  # the index first: a store that is down fails before the LLM loads
+    print("loading models ...", file=sys.stderr)
+    embedder = Embedder()  # the index before the LLM: a store that is down fails before the slow load
     bar = None
 
     def progress(done: int, total: int) -> None:
@@ -66,7 +67,6 @@ def _pipeline(corpus: Corpus, args: argparse.Namespace) -> Pipeline:
     retriever = build_retriever(corpus, embedder, progress=progress, index=args.index, build_index=args.index_build)
     if bar is not None:
         bar.close()
-    print("loading models ...", file=sys.stderr)
     llm = load_llm(args.model, args.quantize)
     return Pipeline(corpus, retriever, llm)
 

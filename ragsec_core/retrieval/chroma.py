@@ -131,32 +131,32 @@ def connect(loc: ChromaLocation) -> Any:
 class ChromaDense:
     """Rows of a retriever served by a Chroma collection whose ids are the chunks' ids."""
 
-    def __init__(self, collection: Any, chunk_ids: list[str], loc: ChromaLocation, search_ef: int) -> None:
-        self.collection, self.loc, self.search_ef = collection, loc, search_ef
+    def __init__(self, collection: Any, chunk_ids: list[str], loc: ChromaLocation, search_ef: int, dim: int) -> None:
+        self.collection, self.loc, self.search_ef, self.dim = collection, loc, search_ef, dim
         self.ids = chunk_ids
         self.rows = {cid: i for i, cid in enumerate(chunk_ids)}
-        self.dim = 0
         self._all: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.ids)
 
     def top(self, q: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray]:
-        with _remote(self.loc.display()):
+        with _remote(self.loc.display()):  # a malformed answer is the store's failure too
             res = self.collection.query(query_embeddings=np.asarray(q, np.float32)[None, :], n_results=depth,
                                         include=["distances"])
-        ids, dist = res["ids"][0], res["distances"][0]
-        return self._rows_of(ids), (1.0 - np.asarray(dist, dtype=np.float32))
+            ids, scores = res["ids"][0], 1.0 - np.asarray(res["distances"][0], dtype=np.float32).reshape(-1)
+            if len(ids) != len(scores):
+                raise ValueError(f"{len(ids)} ids but {len(scores)} distances")
+        return self._rows_of(ids), scores
 
     def vectors(self, rows: np.ndarray) -> np.ndarray:
         ids = [self.ids[int(r)] for r in rows]
         with _remote(self.loc.display()):
             got = self.collection.get(ids=ids, include=["embeddings"])
-        found = dict(zip(got["ids"], got["embeddings"]))
-        missing = [i for i in ids if i not in found]
-        if missing:
-            raise RagsecError(f"Chroma at {self.loc.display()}: chunk '{missing[0]}' is not in the collection any more")
-        return np.asarray([found[i] for i in ids], dtype=np.float32).reshape(len(ids), self.dim)
+            found = dict(zip(got["ids"], got["embeddings"]))
+            if missing := [i for i in ids if i not in found]:
+                raise RagsecError(f"Chroma at {self.loc.display()}: chunk '{missing[0]}' is not in the collection any more")
+            return np.asarray([found[i] for i in ids], dtype=np.float32).reshape(len(ids), self.dim)
 
     def scores(self, q: np.ndarray, rows: np.ndarray, top: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
         return reuse_top_scores(self, q, rows, top)
@@ -201,11 +201,10 @@ def open_dense(index: str, chunks: list[Chunk], embedder: Embedder, verify: bool
                           f"{len(chunks)} chunks: rebuild it with --index-build (a ragsec collection) or pass its corpus")
     if hnsw.get("space", "l2") != "cosine":
         raise RagsecError(f"collection '{loc.collection}' at {where} uses the '{hnsw.get('space', 'l2')}' space; ragsec needs cosine")
-    dense = ChromaDense(col, [c.chunk_id for c in chunks], loc, int(hnsw.get("ef_search") or 0))
     if MARK in meta and meta.get("ragsec_embedder") != embedder.model_id:
         raise RagsecError(f"collection '{loc.collection}' holds {meta.get('ragsec_embedder')} vectors; "
                           f"this run embeds queries with {embedder.model_id}")
-    dense.dim = embedder.dim
+    dense = ChromaDense(col, [c.chunk_id for c in chunks], loc, int(hnsw.get("ef_search") or 0), embedder.dim)
     if verify:
         _check_embedder(dense, chunks, embedder)
     return dense
