@@ -162,11 +162,13 @@ def build_retriever(
     chunks = chunk_corpus(corpus)
     if not index:
         return HybridRetriever.build(chunks, embedder, cache_root=index_cache(), progress=progress)
+    bm25 = None
     if build_index:
         local = HybridRetriever.build(chunks, embedder, cache_root=index_cache(), progress=progress)
         chroma.build_collection(index, chunks, local.embeddings, embedder.model_id, progress)
+        bm25 = local.bm25  # already fitted over these chunks
     dense = chroma.open_dense(index, chunks, embedder)
-    return HybridRetriever.over(chunks, embedder, dense, BM25().fit([tokenize(c.text) for c in chunks]))
+    return HybridRetriever.over(chunks, embedder, dense, bm25 or BM25().fit([tokenize(c.text) for c in chunks]))
 
 
 def index_cache() -> Path:

@@ -76,10 +76,8 @@ def latency_at_size(texts: list[str], vecs: np.ndarray, embedder: Embedder, quer
                            f"bm25_matrix_mb_{label}": round((m.data.nbytes + m.indices.nbytes + m.indptr.nbytes) / 1e6, 1),
                            f"vectors_mb_{label}": round(vecs.nbytes / 1e6, 1)}
     local, res[f"hnsw_build_s_{label}"], res[f"dense_index_mb_{label}"] = _in_process(chunks, vecs, embedder, bm25)
-    res[f"chroma_build_s_{label}"] = _ensure_collection(url, chunks, vecs, embedder)
-    t0 = time.perf_counter()
-    remote = HybridRetriever.over(chunks, embedder, chroma.open_dense(url, chunks, embedder, verify=False), bm25)
-    res[f"chroma_open_s_{label}"] = round(time.perf_counter() - t0, 1)
+    dense, res[f"chroma_build_s_{label}"], res[f"chroma_open_s_{label}"] = _open_collection(url, chunks, vecs, embedder)
+    remote = HybridRetriever.over(chunks, embedder, dense, bm25)
     times: dict[str, list[float]] = {"local": [], "chroma": [], "bm25": [], "embed": []}
     same = 0
     for i, q in enumerate(queries[:WARMUP] + queries):
@@ -121,20 +119,22 @@ def _in_process(chunks: list[Chunk], vecs: np.ndarray, embedder: Embedder, bm25:
     return retriever, seconds, round(size / 1e6, 1)
 
 
-def _ensure_collection(url: str, chunks: list[Chunk], vecs: np.ndarray, embedder: Embedder) -> float:
-    """Build the collection unless it already holds these vectors; seconds spent (0 when cached)."""
+def _open_collection(url: str, chunks: list[Chunk], vecs: np.ndarray, embedder: Embedder) -> tuple[chroma.ChromaDense, float, float]:
+    """The collection as a dense side, built first unless it already holds these vectors; with the seconds
+    the build took (0 when cached) and the seconds of the open that succeeded."""
+    build_s, t0 = 0.0, time.perf_counter()
     try:
-        chroma.open_dense(url, chunks, embedder, verify=False)
-        return 0.0
-    except RagsecError:  # missing, partial or stale: (re)build it
-        pass
-    from tqdm import tqdm
+        dense = chroma.open_dense(url, chunks, embedder, verify=False)
+    except RagsecError:  # missing, partial or stale: (re)build it, then open it
+        from tqdm import tqdm
 
-    bar = tqdm(total=len(chunks), desc=f"chroma upsert {size_label(len(chunks))}", unit="passage", file=sys.stderr)
-    t0 = time.perf_counter()
-    chroma.build_collection(url, chunks, vecs, embedder.model_id, lambda done, _total: bar.update(done - bar.n))
-    bar.close()
-    return round(time.perf_counter() - t0, 1)
+        bar = tqdm(total=len(chunks), desc=f"chroma upsert {size_label(len(chunks))}", unit="passage", file=sys.stderr)
+        t0 = time.perf_counter()
+        chroma.build_collection(url, chunks, vecs, embedder.model_id, lambda done, _total: bar.update(done - bar.n))
+        bar.close()
+        build_s, t0 = round(time.perf_counter() - t0, 1), time.perf_counter()
+        dense = chroma.open_dense(url, chunks, embedder, verify=False)
+    return dense, build_s, round(time.perf_counter() - t0, 1)
 
 
 def _digest(vecs: np.ndarray) -> str:

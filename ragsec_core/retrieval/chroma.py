@@ -62,10 +62,6 @@ class ChromaLocation:
         return f"{scheme}://{self.host}:{self.port}/{self.collection}"
 
 
-def is_chroma(index: str | None) -> bool:
-    return bool(index) and str(index).startswith("chroma")
-
-
 def parse_location(index: str) -> ChromaLocation:
     """`chroma://HOST:PORT/COLL`, `chroma+https://HOST:PORT/COLL` or `chroma:PATH/COLL`; one clear error else."""
     if "://" in index:
@@ -201,13 +197,21 @@ def open_dense(index: str, chunks: list[Chunk], embedder: Embedder, verify: bool
                           f"{len(chunks)} chunks: rebuild it with --index-build (a ragsec collection) or pass its corpus")
     if hnsw.get("space", "l2") != "cosine":
         raise RagsecError(f"collection '{loc.collection}' at {where} uses the '{hnsw.get('space', 'l2')}' space; ragsec needs cosine")
-    if MARK in meta and meta.get("ragsec_embedder") != embedder.model_id:
-        raise RagsecError(f"collection '{loc.collection}' holds {meta.get('ragsec_embedder')} vectors; "
-                          f"this run embeds queries with {embedder.model_id}")
+    _check_mark(loc, meta, embedder.model_id, required=False)
     dense = ChromaDense(col, [c.chunk_id for c in chunks], loc, int(hnsw.get("ef_search") or 0), embedder.dim)
     if verify:
         _check_embedder(dense, chunks, embedder)
     return dense
+
+
+def _check_mark(loc: ChromaLocation, meta: dict[str, Any], embedder_id: str, required: bool) -> None:
+    """A ragsec mark must name this embedder; `required` (writing): the collection must carry the mark."""
+    if required and meta.get(MARK) != FORMAT:
+        raise RagsecError(f"collection '{loc.collection}' at {loc.display()} was not created by ragsec: "
+                          "--index-build writes only into its own collections")
+    if MARK in meta and meta.get("ragsec_embedder") != embedder_id:
+        raise RagsecError(f"collection '{loc.collection}' holds {meta.get('ragsec_embedder')} vectors; "
+                          f"this run embeds queries with {embedder_id}")
 
 
 def _check_embedder(dense: ChromaDense, chunks: list[Chunk], embedder: Embedder) -> None:
@@ -239,12 +243,7 @@ def build_collection(
     with _remote(loc.display()):
         if loc.collection in _names(client):
             col = client.get_collection(loc.collection, embedding_function=None)
-            meta = col.metadata or {}
-            if meta.get(MARK) != FORMAT:
-                raise RagsecError(f"collection '{loc.collection}' at {loc.display()} was not created by ragsec: "
-                                  "--index-build writes only into its own collections")
-            if meta.get("ragsec_embedder") != embedder_id:
-                raise RagsecError(f"collection '{loc.collection}' holds {meta.get('ragsec_embedder')} vectors, not {embedder_id}")
+            _check_mark(loc, col.metadata or {}, embedder_id, required=True)
         else:
             col = client.create_collection(
                 loc.collection, embedding_function=None,

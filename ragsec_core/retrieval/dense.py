@@ -1,8 +1,9 @@
 """The dense side of hybrid retrieval, row-addressed (row i is chunk i of the retriever).
 
-`DenseSide` is what `HybridRetriever` needs of a vector store: the top rows for a query and the vectors
-of given rows (the hybrid scores every candidate by its exact inner product, so a store's approximate
-distances only choose the candidates). Three sides implement it: `InProcessDense` (FAISS over the
+`DenseSide` is what `HybridRetriever` needs of a vector store: the top rows for a query, the vectors of
+given rows, and the pool's scores (in-process: one exact inner product for every candidate; a remote
+store: its own cosine for the rows it proposed, the fetched vectors' products for the BM25-only rows, equal
+to float32 rounding; the store's approximate search only chooses the candidates). Three sides implement it: `InProcessDense` (FAISS over the
 embeddings in memory), `retrieval.chroma.ChromaDense` (a Chroma collection) and `OverlayDense`
 (in-process changes laid over a read-only side, so planting never writes into a shared store).
 """
