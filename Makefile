@@ -8,7 +8,7 @@ PORT   ?= 8501
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_NO_ADVISORY_WARNINGS := 1
 
-.PHONY: setup run test test-fast lint wheel-check clean
+.PHONY: setup run test test-fast lint wheel-check clean corpus-tech
 
 setup: $(STAMP)
 
@@ -42,6 +42,17 @@ test: lint wheel-check
 
 test-fast: setup
 	$(BIN)/python -m pytest -q -m "not model and not browser and not slow" $(PYTEST_ARGS)
+
+# The technical corpus (`--corpus tech`, ~69k passages): installs the documentation packages it renders if
+# they are missing (needs root or sudo), then renders, chunks and embeds it once into ragsec's data and
+# cache folders (~1-2 h of embedding on two cores; rerun after an interruption: it resumes).
+TECH_PACKAGES := manpages linux-doc-6.1 debian-handbook
+corpus-tech: setup
+	@missing=""; for p in $(TECH_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then echo "installing:$$missing"; \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq $$missing; \
+	  else sudo -n apt-get install -y -qq $$missing; fi || { echo "could not install$$missing"; exit 2; }; fi
+	$(BIN)/ragsec corpora build tech
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

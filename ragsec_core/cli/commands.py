@@ -1,4 +1,4 @@
-"""The core commands: `ask` (Pass-0), `traces list|show`, `trace` (Pass-1), `report`, `corpora`.
+"""The core commands: `ask` (Pass-0), `traces list|show`, `trace` (Pass-1), `report`.
 
 Each command checks its cheap inputs first and imports the model stack only once they pass, so a typo
 fails in milliseconds rather than after a model load.
@@ -46,27 +46,16 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
 def _pipeline(corpus: Corpus, args: argparse.Namespace) -> Pipeline:
     """Model, embedder and index for `ask`, with a progress bar while chunks are embedded."""
-    from tqdm import tqdm
-
+    from ragsec_core.cli.corpora import progress_bar
     from ragsec_core.models.llm import load_llm
     from ragsec_core.rag import Pipeline, build_retriever
     from ragsec_core.retrieval.embed import Embedder
 
     print("loading models ...", file=sys.stderr)
     embedder = Embedder()  # the index before the LLM: a store that is down fails before the slow load
-    bar = None
-
-    def progress(done: int, total: int) -> None:
-        nonlocal bar
-        if bar is None:
-            bar = tqdm(total=total, desc="indexing chunks", unit="chunk", file=sys.stderr)
-        elif done < bar.n:  # the next phase (embedding, then the upsert into --index) starts over
-            bar.reset(total)
-        bar.update(done - bar.n)
-
+    progress, close = progress_bar("indexing chunks", "chunk")  # reset for each phase: embedding, the upsert
     retriever = build_retriever(corpus, embedder, progress=progress, index=args.index, build_index=args.index_build)
-    if bar is not None:
-        bar.close()
+    close()
     llm = load_llm(args.model, args.quantize)
     return Pipeline(corpus, retriever, llm)
 
@@ -141,12 +130,4 @@ def cmd_report(args: argparse.Namespace) -> int:
     src = Path(args.artifact)
     out = Path(args.out) if args.out else src.with_suffix(".html")
     print(f"report: {write_report(out, load_artifact(src))}")
-    return 0
-
-
-def cmd_corpora(args: argparse.Namespace) -> int:
-    from ragsec_core.data.corpus import sample_corpus_names, variant_names
-
-    for name in sample_corpus_names():
-        print(f"{visible(name)}: variants {', '.join(visible(v) for v in variant_names(name)) or '-'}")
     return 0

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from ragsec_core._util.errors import RagsecError
 from ragsec_core.cli import commands
 from ragsec_core.cli.bench import add_bench_parsers
+from ragsec_core.cli.corpora import add_corpora_parser
 from ragsec_core.cli.display import visible
 from ragsec_core.cli.monitor import add_monitor_parser
 from ragsec_core.cli.options import add_corpus_args, add_model_args, add_retrieval_args, add_store_arg
@@ -49,8 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--out", default=None, help="report path (default: next to the artifact, .html)")
     rp.set_defaults(func=commands.cmd_report)
     add_monitor_parser(sub)
-    corpora = sub.add_parser("corpora", help="list the sample corpora and their poisoned variants")
-    corpora.set_defaults(func=commands.cmd_corpora)
+    add_corpora_parser(sub)
     bench = sub.add_parser("bench", help="benchmarks on real attack data")
     add_bench_parsers(bench.add_subparsers(dest="bench", required=True))
     return p

@@ -17,7 +17,7 @@ from typing import Any
 
 from ragsec_core._util.errors import RagsecError
 from ragsec_core._util.inputs import MAX_DOC_CHARS, MAX_DOCUMENTS, check_upload
-from ragsec_core._util.paths import sample_corpora_dir
+from ragsec_core._util.paths import data_dir, sample_corpora_dir
 from ragsec_core._util.safeio import exists as _exists
 from ragsec_core._util.safeio import read_json, read_text, scrub
 from ragsec_core.data.spans import trim
@@ -26,6 +26,9 @@ SAMPLE_DIR = sample_corpora_dir()
 DEFAULT_CORPUS = "general"
 MAX_CHUNK_CHARS = 1000
 TEXT_SUFFIXES = (".txt", ".md")
+# Corpora too large to ship, built on the user's machine into `built_corpus_dir(name)`, and how to build them.
+TECH_CORPUS = "tech"
+BUILT_CORPORA = {TECH_CORPUS: "make corpus-tech (or: ragsec corpora build tech)"}
 
 
 @dataclass(frozen=True)
@@ -181,10 +184,19 @@ def resolve_corpus_path(path: str | Path | None) -> Path:
     p = Path(path).expanduser()
     if not _exists(p) and _exists(SAMPLE_DIR / str(path), kind="dir"):
         p = SAMPLE_DIR / str(path)
+    if not _exists(p) and str(path) in BUILT_CORPORA:
+        p = built_corpus_dir(str(path))
+        if not _exists(p / "corpus.jsonl"):
+            raise RagsecError(f"corpus '{path}' is not built yet: run {BUILT_CORPORA[str(path)]}")
     if not _exists(p):
         names = ", ".join(sample_corpus_names()) or "none installed"
-        raise RagsecError(f"corpus not found: '{path}' (sample corpora: {names})")
+        raise RagsecError(f"corpus not found: '{path}' (sample corpora: {names}; built: {', '.join(BUILT_CORPORA)})")
     return p
+
+
+def built_corpus_dir(name: str) -> Path:
+    """Where a corpus of BUILT_CORPORA lives once built: ragsec's data folder, never the checkout."""
+    return data_dir() / "corpora" / name
 
 
 def sample_corpus_names() -> list[str]:
