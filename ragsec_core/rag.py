@@ -161,14 +161,22 @@ def build_retriever(
     (cached) and upserts it into that collection; without it the collection is only read."""
     chunks = chunk_corpus(corpus)
     if not index:
-        return HybridRetriever.build(chunks, embedder, cache_root=index_cache(), progress=progress)
+        return in_process_index(chunks, embedder, progress)
     bm25 = None
     if build_index:
-        local = HybridRetriever.build(chunks, embedder, cache_root=index_cache(), progress=progress)
+        local = in_process_index(chunks, embedder, progress)
         chroma.build_collection(index, chunks, local.embeddings, embedder.model_id, progress)
         bm25 = local.bm25  # already fitted over these chunks
     dense = chroma.open_dense(index, chunks, embedder)
     return HybridRetriever.over(chunks, embedder, dense, bm25 or BM25().fit([tokenize(c.text) for c in chunks]))
+
+
+def in_process_index(
+    chunks: list[Chunk], embedder: Embedder, progress: Callable[[int, int], None] | None = None
+) -> HybridRetriever:
+    """ragsec's own index over these chunks, from the cache or built into it (also the in-process side of
+    a benchmark that compares a store with it)."""
+    return HybridRetriever.build(chunks, embedder, cache_root=index_cache(), progress=progress)
 
 
 def index_cache() -> Path:

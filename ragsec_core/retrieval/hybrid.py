@@ -30,7 +30,7 @@ from ragsec_core._util.text import tokenize
 from ragsec_core.data.corpus import Chunk
 from ragsec_core.retrieval.bm25 import BM25
 from ragsec_core.retrieval.dense import APPROX_MIN_CHUNKS, HNSW_EF_SEARCH, DenseSide, InProcessDense, OverlayDense
-from ragsec_core.retrieval.embed import Embedder
+from ragsec_core.retrieval.embed import RESUMABLE_SHARD, Embedder, embed_resumable
 
 INDEX_FORMAT = 1
 
@@ -99,11 +99,15 @@ class HybridRetriever:
                 return cls._load(folder, chunks, embedder)
             except (OSError, ValueError, KeyError):
                 shutil.rmtree(folder, ignore_errors=True)  # damaged cache: rebuild
-        emb = embedder.embed([c.text for c in chunks], progress=progress)
-        bm25 = BM25().fit([tokenize(c.text) for c in chunks])
+        texts = [c.text for c in chunks]
+        parts = folder.with_name(f".{key}.parts") if folder and len(chunks) > RESUMABLE_SHARD else None
+        emb = embed_resumable(embedder, texts, parts, progress) if parts else embedder.embed(texts, progress=progress)
+        bm25 = BM25().fit([tokenize(t) for t in texts])
         retriever = cls(chunks, embedder, emb, bm25)
         if folder:
             retriever._save(folder)
+        if parts:
+            shutil.rmtree(parts, ignore_errors=True)
         return retriever
 
     def _save(self, folder: Path) -> None:
@@ -111,6 +115,9 @@ class HybridRetriever:
         tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=folder.parent))
         np.save(tmp / "embeddings.npy", self.embeddings)
         sparse.save_npz(tmp / "bm25.npz", self.bm25.matrix)
+        if self.bm25.tf is not None and self.bm25.lengths is not None:
+            sparse.save_npz(tmp / "bm25_tf.npz", self.bm25.tf)
+            np.save(tmp / "bm25_lengths.npy", self.bm25.lengths)
         (tmp / "vocab.json").write_text(json.dumps(self.bm25.vocab))
         index = cast(InProcessDense, self.dense).index
         if isinstance(index, faiss.IndexHNSWFlat):  # minutes to rebuild at 100k: persist it
@@ -129,6 +136,9 @@ class HybridRetriever:
         bm25 = BM25()
         bm25.matrix = sparse.load_npz(folder / "bm25.npz").tocsr()
         bm25.vocab = json.loads((folder / "vocab.json").read_text())
+        if (folder / "bm25_tf.npz").exists():  # caches written before the counts were stored lack them
+            bm25.tf = sparse.load_npz(folder / "bm25_tf.npz").tocsr()
+            bm25.lengths = np.load(folder / "bm25_lengths.npy")
         emb = np.load(folder / "embeddings.npy")
         index = None
         if len(emb) >= APPROX_MIN_CHUNKS and (folder / "hnsw.faiss").exists():
@@ -147,11 +157,19 @@ class HybridRetriever:
         if len(extra_embeddings) != len(extra):
             raise ValueError("one embedding per extra chunk is required")
         chunks = list(self.chunks) + list(extra)
-        bm25 = BM25().fit([tokenize(c.text) for c in chunks])
-        if isinstance(self.dense, InProcessDense):
+        bm25 = self._counted_bm25().extended([tokenize(c.text) for c in extra])
+        if isinstance(self.dense, InProcessDense) and not isinstance(self.dense.index, faiss.IndexHNSWFlat):
             emb = np.vstack([self.dense.embeddings, np.asarray(extra_embeddings, dtype=self.dense.embeddings.dtype)])
             return HybridRetriever(chunks, self.embedder, emb, bm25)
+        # A remote store, or an HNSW graph that would take a minute to rebuild: the extra rows lie over it
         return HybridRetriever.over(chunks, self.embedder, OverlayDense(self.dense, {}, extra_embeddings), bm25)
+
+    def _counted_bm25(self) -> BM25:
+        """BM25 with its term counts, which `BM25.extended` needs; an index cached before they were stored
+        is refit once here (same scores) and kept."""
+        if self.bm25.tf is None:
+            self.bm25 = BM25().fit([tokenize(c.text) for c in self.chunks])
+        return self.bm25
 
     def with_replaced(self, replacements: dict[int, Chunk]) -> HybridRetriever:
         """A new retriever with the chunks at these rows replaced (e.g. a host passage with a poison planted
