@@ -77,7 +77,19 @@ def qpd(sensitive: np.ndarray, benign: np.ndarray) -> tuple[np.ndarray, np.ndarr
 
 
 def coretrieval_clusters(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(best pair score per chunk, cluster id per chunk or -1) from a [queries x chunks] matrix."""
+    """(best pair score per chunk, cluster id per chunk or -1) from a [queries x chunks] matrix.
+
+    Only chunks some query retrieved can pair with anything (the others score 0, in no cluster), so the
+    pairwise matrices are built over those few hundred columns, not over a 69k x 69k square."""
+    n = m.shape[1]
+    active = np.flatnonzero(m.any(0))
+    score, cluster = np.zeros(n), np.full(n, -1)
+    sub_score, sub_cluster = _clusters(m[:, active])
+    score[active], cluster[active] = sub_score, sub_cluster
+    return score, cluster
+
+
+def _clusters(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     n = m.shape[1]
     x = m.astype(np.int32)
     inter = x.T @ x
@@ -183,45 +195,56 @@ def run_monitor(
 
 # ---------------------------------------------------------------- evaluation with labels
 
+def _at_least(sorted_values: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
+    """For each threshold t, how many values are >= t (values sorted ascending): one binary search each,
+    so a 69k-chunk corpus costs O(N log N) instead of a pass over every chunk per threshold."""
+    return len(sorted_values) - np.searchsorted(sorted_values, thresholds, side="left")
+
+
 def roc(scores: np.ndarray, labels: np.ndarray) -> dict:
-    """ROC points over all thresholds (score >= t flags) and the AUC (ties count one half)."""
-    pos, neg = scores[labels], scores[~labels]
+    """ROC points over all thresholds (score >= t flags) and the AUC (ties count one half). Points inside
+    a run of equal TPR are dropped: the polyline is the same, and it stays small on a large corpus."""
+    pos, neg = np.sort(scores[labels]), np.sort(scores[~labels])
     thr = np.unique(np.concatenate([[np.inf], scores]))[::-1]
-    tpr = [float((pos >= t).mean()) if len(pos) else 0.0 for t in thr]
-    fpr = [float((neg >= t).mean()) if len(neg) else 0.0 for t in thr]
+    tpr = _at_least(pos, thr) / len(pos) if len(pos) else np.zeros(len(thr))
+    fpr = _at_least(neg, thr) / len(neg) if len(neg) else np.zeros(len(thr))
+    keep = np.ones(len(thr), dtype=bool)
+    if len(thr) > 2:
+        keep[1:-1] = (tpr[1:-1] != tpr[:-2]) | (tpr[1:-1] != tpr[2:])
     if len(pos) and len(neg):
-        gt = (pos[:, None] > neg[None, :]).mean()
-        eq = (pos[:, None] == neg[None, :]).mean()
-        auc = float(gt + 0.5 * eq)
+        below = np.searchsorted(neg, pos, side="left")  # negatives strictly below each positive
+        ties = np.searchsorted(neg, pos, side="right") - below
+        auc = float((below.sum() + 0.5 * ties.sum()) / (len(pos) * len(neg)))
     else:
         auc = float("nan")
-    return {"fpr": fpr, "tpr": tpr, "thresholds": [float(t) for t in thr], "auc": auc}
+    return {"fpr": fpr[keep].tolist(), "tpr": tpr[keep].tolist(), "thresholds": thr[keep].tolist(), "auc": auc}
 
 
 def best_f1(scores: np.ndarray, labels: np.ndarray) -> dict:
+    """The threshold of best F1 (the lowest one on ties), its precision and recall."""
     best = {"f1": 0.0, "threshold": float("inf"), "precision": 0.0, "recall": 0.0}
-    for t in np.unique(scores):
-        pred = scores >= t
-        tp = int((pred & labels).sum())
-        if tp == 0:
-            continue
-        p, r = tp / pred.sum(), tp / labels.sum()
-        f1 = 2 * p * r / (p + r)
-        if f1 > best["f1"]:
-            best = {"f1": float(f1), "threshold": float(t), "precision": float(p), "recall": float(r)}
-    return best
+    thr = np.unique(scores)
+    tp = _at_least(np.sort(scores[labels]), thr)
+    pred = _at_least(np.sort(scores), thr)
+    ok = tp > 0
+    if not ok.any():
+        return best
+    p, r = tp[ok] / pred[ok], tp[ok] / labels.sum()
+    f1 = 2 * p * r / (p + r)
+    i = int(np.argmax(f1))
+    return {"f1": float(f1[i]), "threshold": float(thr[ok][i]), "precision": float(p[i]), "recall": float(r[i])}
 
 
 def operating_point(scores: np.ndarray, labels: np.ndarray, target_fpr: float, queries_per_day: int, k: int) -> dict:
     """Lowest threshold whose false-positive rate on benign chunks is <= target_fpr."""
-    neg, pos = scores[~labels], scores[labels]
-    chosen = float("inf")
-    for t in np.unique(scores)[::-1]:
-        if (neg >= t).mean() > target_fpr:
-            break
-        chosen = float(t)
-    fpr = float((neg >= chosen).mean()) if len(neg) else 0.0
-    recall = float((pos >= chosen).mean()) if len(pos) else 0.0
+    neg, pos = np.sort(scores[~labels]), np.sort(scores[labels])
+    thr = np.unique(scores)[::-1]
+    fprs = _at_least(neg, thr) / max(1, len(neg))  # rises as the threshold falls
+    over = np.flatnonzero(fprs > target_fpr)
+    last_ok = (over[0] if len(over) else len(thr)) - 1
+    chosen = float(thr[last_ok]) if last_ok >= 0 else float("inf")
+    fpr = float(_at_least(neg, np.array([chosen]))[0] / len(neg)) if len(neg) else 0.0
+    recall = float(_at_least(pos, np.array([chosen]))[0] / len(pos)) if len(pos) else 0.0
     return {"target_fpr": target_fpr, "threshold": chosen, "fpr": fpr, "recall": recall,
             "fpr_resolution": 1.0 / max(1, len(neg)), "alerts_per_day": fpr * queries_per_day * k}
 
