@@ -16,11 +16,12 @@ as the paper ran its security scenarios on FEVER.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
 from ragsec_core._util.errors import RagsecError
-from ragsec_core.data.corpus import SAMPLE_DIR, read_json
+from ragsec_core.data.corpus import BUILT_CORPORA, SAMPLE_DIR, read_json
 
 
 @dataclass(frozen=True)
@@ -215,13 +216,17 @@ SCENARIO_FILE = "chameleon_scenarios.json"
 
 
 def default_scenario_file(corpora: list[str] | None) -> Path | None:
-    """The scenario file shipped with the first corpus (a sample name or a folder holding one), if any."""
+    """The scenario file shipped with the first corpus, if any: a folder holding one, a sample corpus's,
+    or for a corpus built on the user's machine (`--corpus tech`) the package's `<name>_scenarios.json`."""
     first = (corpora or ["secops"])[0]
     p = Path(first).expanduser()
-    for folder in (p, SAMPLE_DIR / first):
+    candidates = [p / SCENARIO_FILE, SAMPLE_DIR / first / SCENARIO_FILE]
+    if first in BUILT_CORPORA:
+        candidates.append(Path(str(files("ragsec_core.chameleon"))) / f"{first}_scenarios.json")
+    for f in candidates:
         try:
-            if (folder / SCENARIO_FILE).is_file():
-                return folder / SCENARIO_FILE
+            if f.is_file():
+                return f
         except (OSError, ValueError):  # unusable names count as absent
             continue
     return None
