@@ -1,5 +1,6 @@
 """Semantic Chameleon: statistics, hybrid formula, optimisers (real MiniLM), retrieval metrics, end-to-end."""
 
+import json
 import math
 
 import numpy as np
@@ -29,6 +30,7 @@ from ragsec_core.chameleon.evaluate import (
     wilson,
 )
 from ragsec_core.chameleon.scenarios import builtin_scenarios, load_scenarios
+from ragsec_core.cli.main import main
 from ragsec_core.data.corpus import Chunk
 from ragsec_core.retrieval.bm25 import BM25
 from ragsec_core.retrieval.hybrid import HybridRetriever, minmax
@@ -294,3 +296,34 @@ def test_bad_scenario_file_is_one_clear_error_exit_2(tmp_path, capsys, content, 
     bad.write_text(__import__("json").dumps([rec]))
     with pytest.raises(RagsecError, match="benign_queries must be a list of strings"):
         load_scenarios(bad)
+
+
+# ---------------------------------------------------------------- resuming a sweep
+
+@pytest.mark.model
+def test_interrupted_sweep_resumes_from_its_results_file(tmp_path, capsys):
+    """A sweep stopped after its first trial continues from the file: the finished trial is kept as it
+    was, the rest run, and the result equals an uninterrupted run; other settings start over."""
+    out = tmp_path / "r.json"
+    argv = ["bench", "chameleon", "--corpus", "secops", "--trials", "2", "--iterations", "3", "--no-fluency",
+            "--joint-trials", "2", "--keyword-trials", "0", "--no-e2e", "--no-detectors", "--out", str(out)]
+    assert main(argv) == 0
+    full = json.loads(out.read_text())
+    assert [t["trial"] for t in full["trials"]] == [0, 1] and full["config"]["effective_n"] == 2
+    cut = json.loads(out.read_text())
+    cut["config"]["completed_stage"] = "trials"
+    cut["trials"] = cut["trials"][:1]
+    cut["trials"][0]["sleeper"] += " KEPT"  # proves the trial is reused, not recomputed
+    cut["joint"]["trials"] = cut["joint"]["trials"][:1]
+    out.write_text(json.dumps(cut))
+    capsys.readouterr()
+    assert main(argv) == 0
+    assert "resuming" in capsys.readouterr().err
+    again = json.loads(out.read_text())
+    assert again["trials"][0]["sleeper"].endswith(" KEPT") and again["trials"][1] == full["trials"][1]
+    assert again["joint"]["trials"] == full["joint"]["trials"] and again["by_alpha_k"] == full["by_alpha_k"]
+    cut["config"]["iterations"] = 9
+    out.write_text(json.dumps(cut))
+    assert main(argv) == 0
+    assert "another configuration: starting over" in capsys.readouterr().err
+    assert not json.loads(out.read_text())["trials"][0]["sleeper"].endswith(" KEPT")

@@ -236,3 +236,32 @@ def test_app_lab_reads_a_collection_and_a_bad_location_is_an_st_error(monkeypatc
     assert not at.exception and at.error and "credentials" in at.error[0].value
     at.text_input(key="lab_index").input(f"chroma://127.0.0.1:{free_port()}/secops-canary").run()  # nothing listens
     assert not at.exception and at.error and "Chroma at chroma://127.0.0.1:" in at.error[0].value.replace("\\", "")
+
+
+# ---------------------------------------------------------------- Semantic Chameleon on a technical slice
+
+def test_chameleon_on_a_5k_passage_manual_slice_through_chroma_equals_in_process(server, tmp_path, capsys):
+    """A short attack run on 5,000 passages of real manual pages: the collection and the in-process index
+    give the same outcome at every alpha and k, for the main and the joint attack."""
+    from ragsec_core.chameleon.scenarios import default_scenario_file
+    from ragsec_core.data.techdocs import MAN_ROOT, build_tech_corpus
+
+    if not (MAN_ROOT / "man1").is_dir():
+        pytest.skip("no manual pages installed")
+    folder = tmp_path / "slice"
+    manifest = build_tech_corpus(folder, max_passages=5000, sources=("man",))
+    assert manifest["passages"] >= 5000
+    out = tmp_path / "slice.json"
+    argv = ["bench", "chameleon", "--corpus", str(folder), "--scenarios", str(default_scenario_file(["tech"])),
+            "--index", server.url("man-slice"), "--index-build", "--compare-in-process", "--trials", "2",
+            "--iterations", "3", "--candidates", "3", "--no-fluency", "--joint-trials", "1", "--keyword-trials", "1",
+            "--no-e2e", "--out", str(out)]
+    assert main(argv) == 0, capsys.readouterr().err
+    res = json.loads(out.read_text())
+    assert res["config"]["index"]["kind"] == "chroma" and res["config"]["n_chunks"] == manifest["passages"]
+    agree = res["index_agreement"]
+    assert agree["cells"] == 2 * 8 * 6 and agree["equal"] == agree["cells"], agree["differences"]
+    assert res["by_alpha_k"] == res["by_alpha_k_in_process"]
+    for a, row in res["joint"]["aggregate"].items():
+        assert {m: row[m] for m in ("co_retrieval", "stealth", "overall")} == {m: row["in_process"][m] for m in ("co_retrieval", "stealth", "overall")}, a
+    assert res["detectors"]["n_pairs"] == 2

@@ -2,10 +2,11 @@
 
 The sweep: n seeded trials (trial i attacks scenario i mod S with seed base + i div S), each builds a
 sleeper/trigger pair against MiniLM, injects it into the corpus and measures co-retrieval, any-retrieval,
-stealth and overall success for alpha in {1.0, 0.7, 0.5, 0.3} and k in {5, 10}; then the joint sparse +
-dense attack, the keyword-injection sweep, the detectors on the corpus with every trial's pair planted,
-and the end-to-end run with the local LLM. Everything goes to one JSON (written atomically after every
-stage, so an interrupted run keeps what it finished). `cli/bench.py` imports this module only to run it.
+stealth and overall success for alpha in {1.0, 0.7, 0.5, 0.3} and k in {5, 10}; then the later stages of
+`bench/chameleon_stages.py` (joint attack, keyword injection, detectors, end-to-end). Everything goes to
+one JSON, written atomically after every trial and stage. A run interrupted before "done" resumes from it:
+finished trials (main and joint) are kept, the rest run, the cheap later stages are redone. With `--index`
+a store serves the dense side; `--compare-in-process` also evaluates every pair on ragsec's own index.
 """
 
 from __future__ import annotations
@@ -15,70 +16,60 @@ import json
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from tqdm import tqdm
 
-from ragsec_core._util.atomic import write_text_atomic
 from ragsec_core._util.errors import RagsecError
 from ragsec_core._util.paths import shared_data_dir
-from ragsec_core._util.text import tokenize
+from ragsec_core._util.safeio import read_json
+from ragsec_core.bench.chameleon_stages import (
+    Planted,
+    evaluate_both,
+    print_summary,
+    run_detector_stage,
+    run_end_to_end,
+    run_joint,
+    run_keyword_injection,
+)
+from ragsec_core.bench.chameleon_sweep import Engines, Sweep
 from ragsec_core.bench.fanout import Failed, check_index, connected, pin_threads, ray_map, serial_map, shippable
-from ragsec_core.chameleon.attack import (
-    KEYWORD_DENSITIES,
-    KEYWORD_STRATEGIES,
-    Encoder,
-    corpus_vocabulary,
-    inject_keywords,
-    query_keywords,
-)
-from ragsec_core.chameleon.evaluate import (
-    ALPHAS,
-    KS,
-    aggregate,
-    build_pair,
-    end_to_end,
-    evaluate_retrieval,
-    inject,
-    rate,
-    vector_vs_hybrid,
-)
+from ragsec_core.chameleon.evaluate import ALPHAS, KS, aggregate, build_pair, rate, vector_vs_hybrid
+from ragsec_core.chameleon.options import METRICS
 from ragsec_core.chameleon.scenarios import default_scenario_file, load_scenarios
-from ragsec_core.data.corpus import Chunk, Corpus, load_corpus
-from ragsec_core.models.llm import load_llm
-from ragsec_core.monitor.detectors import default_query_sets, evaluate, qpd_threshold, run_monitor
-from ragsec_core.rag import Pipeline, build_retriever
-from ragsec_core.retrieval.embed import Embedder
+from ragsec_core.data.corpus import Corpus, load_corpus
+from ragsec_core.monitor.detectors import qpd_threshold
 
 if TYPE_CHECKING:
-    from ragsec_core.chameleon.evaluate import Pair
-    from ragsec_core.chameleon.scenarios import Scenario
-    from ragsec_core.models.llm import LLM
-    from ragsec_core.retrieval.hybrid import HybridRetriever
+    pass
 
 SHARED_REFERENCE = shared_data_dir() / "semantic_chameleon"
-JOINT_ALPHAS = (0.7, 0.5, 0.3)
+# Settings a resumed run must share with the run it continues (trial counts, stages and limits may change).
+RESUME_KEY = ("corpus", "n_chunks", "scenarios", "method", "iterations", "candidates", "max_modified", "ppl_cap",
+              "sleeper_form", "stealth_threshold", "seed", "embedder", "index", "compare_in_process")
 
 
 # ---------------------------------------------------------------- helpers
 
 def _check_common(args: argparse.Namespace) -> None:
     check_index(args)
-    for name in ("trials", "iterations", "candidates", "e2e_tokens"):
+    if args.trials < 0 or (args.trials == 0 and not args.joint_trials):
+        raise RagsecError(f"--trials must be >= 1 (got {args.trials}; 0 only with --joint-trials N)")
+    for name in ("iterations", "candidates", "e2e_tokens"):
         if getattr(args, name) < 1:
-            raise RagsecError(f"--{name} must be >= 1 (got {getattr(args, name)})")
+            raise RagsecError(f"--{name.replace('_', '-')} must be >= 1 (got {getattr(args, name)})")
     if not 0 < args.max_modified <= 1:
         raise RagsecError(f"--max-modified must be in (0, 1] (got {args.max_modified})")
     if args.ppl_cap <= 1:
         raise RagsecError(f"--ppl-cap must be > 1 (got {args.ppl_cap})")
     if not 0 < args.stealth_threshold <= 1:
         raise RagsecError(f"--stealth-threshold must be in (0, 1] (got {args.stealth_threshold})")
-    for name in ("joint_trials", "keyword_trials"):
+    for name in ("joint_trials", "keyword_trials", "e2e_scenarios"):
         if (v := getattr(args, name)) is not None and v < 0:
             raise RagsecError(f"--{name.replace('_', '-')} must be >= 0 (got {v})")
+    if args.compare_in_process and not args.index:
+        raise RagsecError("--compare-in-process compares a store with ragsec's own index: give --index too")
 
 
 def load_clean_corpus(paths: list[str] | None) -> Corpus:
@@ -111,94 +102,23 @@ def reference_figures() -> dict:
     return out
 
 
-def _tfidf_top(retriever: HybridRetriever, query: str, n: int = 8) -> list[str]:
-    """Top tf-idf terms of the target query's BM25 top-5 chunks."""
-    import math
-    from collections import Counter
-
-    texts = [c.text for c in retriever.chunks]
-    df: Counter[str] = Counter(t for x in texts for t in set(tokenize(x)))
-    hits = retriever.search(query, k=5, alpha=0.0)
-    tf: Counter[str] = Counter(t for h in hits for t in tokenize(h.chunk.text) if t.isalpha())
-    score = {t: c * math.log(len(texts) / df[t]) for t, c in tf.items() if df[t]}
-    return [t for t, _ in sorted(score.items(), key=lambda x: -x[1])[:n]]
-
-
-def run_detectors(retriever: HybridRetriever, planted: list[tuple[str, str]], sens: list[str], ben: list[str],
-                  qpd_thr: float, queries_per_day: int) -> dict:
-    """Every detector on the corpus with the given (sleeper, trigger) pairs planted, at alpha 1.0 and 0.5.
-
-    One pair per scenario: planting every trial's pair would add near-copies of the same two documents
-    (trials of a scenario differ by a few words), which lowers their own idf and makes them co-retrieve each
-    other, so keyword anomaly and clustering would measure the duplication instead of the attack."""
-    extra, poisoned = [], set()
-    for i, (sleeper, trigger) in enumerate(planted):
-        for role, text in (("sleeper", sleeper), ("trigger", trigger)):
-            did = f"chameleon-{i}-{role}"
-            extra.append(Chunk(f"{did}#0", did, text, 0, len(text)))
-            poisoned.add(did)
-    marked = retriever.extended(extra)
-    det: dict = {"queries": {"sensitive": len(sens), "benign": len(ben)}, "n_pairs": len(planted)}
-    for a in (1.0, 0.5):
-        rep = run_monitor(marked, sens, ben, k=5, alpha=a, qpd_threshold=qpd_thr)
-        ev = evaluate(rep, poisoned, queries_per_day=queries_per_day)
-        ev["flag_counts"] = {f: sum(f in d.flags for d in rep.docs) for f in ("qpd", "keyword_anomaly", "semantic_drift", "clustering")}
-        ev["flagged_poison"] = sorted({d.doc_id for d in rep.docs if d.flags and d.doc_id in poisoned})
-        det[f"alpha={a},k=5"] = ev
-    return det
-
-
 # ---------------------------------------------------------------- the sweep
 
-@dataclass
-class _Engines:
-    """What a trial needs: inputs, MiniLM (index and encoder), the fluency LM. Built once per process: the
-    driver's sweep is one, and with --ray each actor builds its own from the driver's corpus and scenarios."""
-
-    args: argparse.Namespace
-    scenarios: list[Scenario]
-    corpus: Corpus
-    retriever: HybridRetriever
-    encoder: Encoder
-    vocab: list[str]
-    llm: LLM | None
-
-    @classmethod
-    def load(cls, args: argparse.Namespace, corpus: Corpus, scenarios: list[Scenario], e2e: bool) -> _Engines:
-        """The LM is loaded for the fluency filter, and for the end-to-end stage when `e2e`."""
-        retriever = build_retriever(corpus, embedder := Embedder(), index=args.index, build_index=args.index_build)
-        llm = load_llm() if not args.no_fluency or (e2e and not args.no_e2e) else None
-        return cls(args, scenarios, corpus, retriever, Encoder(embedder), corpus_vocabulary([c.text for c in retriever.chunks]), llm)
-
-    @property
-    def common(self) -> dict[str, Any]:
-        """The optimiser settings every pair is built with."""
-        a = self.args
-        return dict(iterations=a.iterations, n_candidates=a.candidates, max_modified=a.max_modified,
-                    llm=None if a.no_fluency else self.llm, ppl_cap=a.ppl_cap)
-
-    def trial(self, i: int) -> tuple[Scenario, int]:
-        """Trial i attacks scenario i mod S with seed base + i div S."""
-        return self.scenarios[i % len(self.scenarios)], self.args.seed + i // len(self.scenarios)
-
-
-@dataclass
-class _Sweep(_Engines):
-    """The driver's engines plus the results so far and the clock. Each stage adds its key to `results`
-    and saves, so an interrupted run keeps every finished stage."""
-
-    out_path: Path = Path()
-    results: dict[str, Any] = field(default_factory=dict)
-    t_start: float = field(default_factory=time.time)
-
-    def out_of_time(self) -> bool:
-        """`--max-minutes` (unset or 0: no limit) has passed since the start: start no new trial."""
-        return bool(self.args.max_minutes) and time.time() > self.t_start + 60 * self.args.max_minutes
-
-    def save(self, stage: str) -> None:
-        self.results["config"]["completed_stage"] = stage
-        self.results["config"]["elapsed_s"] = round(time.time() - self.t_start, 1)
-        write_text_atomic(self.out_path, json.dumps(self.results, indent=1, default=float) + "\n")
+def _earlier_run(out_path: Path, config: dict[str, Any]) -> dict[str, Any]:
+    """An unfinished results file of the same settings at --out (its trials are reused), else {}."""
+    if not out_path.is_file():
+        return {}
+    old = read_json(out_path, "chameleon results")
+    old_cfg = old.get("config", {}) if isinstance(old, dict) else {}
+    if old_cfg.get("completed_stage") == "done":
+        return {}
+    if any(old_cfg.get(k) != config.get(k) for k in RESUME_KEY):
+        print(f"{out_path} holds another configuration: starting over", file=sys.stderr)
+        return {}
+    n = len(old.get("trials", []))
+    print(f"resuming {out_path}: {n} trial(s), {len(old.get('joint', {}).get('trials', []))} joint trial(s) done",
+          file=sys.stderr)
+    return old
 
 
 def cmd_chameleon(args: argparse.Namespace) -> int:
@@ -213,7 +133,7 @@ def cmd_chameleon(args: argparse.Namespace) -> int:
     t_start = time.time()
     with connected(args.ray):
         pin_threads(args.threads)
-        e = _Engines.load(args, corpus, scenarios, e2e=True)
+        e = Engines.load(args, corpus, scenarios, e2e=True)
         config = {
             "corpus": corpus.name, "corpus_source": corpus.source, "n_chunks": len(e.retriever.chunks),
             "scenarios": [s.name for s in scenarios], "scenario_file": str(scenario_file or "built-in"), "trials_requested": args.trials, "method": args.method,
@@ -222,179 +142,108 @@ def cmd_chameleon(args: argparse.Namespace) -> int:
             "sleeper_form": args.sleeper_form, "alphas": list(ALPHAS), "ks": list(KS),
             "stealth_threshold": args.stealth_threshold, "qpd_threshold": qpd_thr, "seed": args.seed,
             "embedder": e.retriever.embedder.model_id, "weights": {"lambda": 0.4, "beta": 0.3, "gamma": 0.3, "epsilon": 0.1},
+            "index": e.retriever.index_info(), "compare_in_process": bool(args.compare_in_process),
         }
-        sweep = _Sweep(**vars(e), out_path=out_path, results={"config": config, "reference": reference_figures()}, t_start=t_start)
-        pairs = _main_trials(sweep)
-    _joint(sweep)
-    _keyword_injection(sweep, pairs)
+        old = _earlier_run(out_path, config)
+        sweep = Sweep(**vars(e), out_path=out_path, results={"config": config, "reference": reference_figures()}, t_start=t_start)
+        pairs = _main_trials(sweep, [t for t in old.get("trials", []) if t.get("trial", args.trials) < args.trials])
+    run_joint(sweep, old.get("joint", {}).get("trials", []))
+    run_keyword_injection(sweep, pairs)
     if not args.no_detectors and pairs:
-        _detectors(sweep, pairs, qpd_thr)
+        run_detector_stage(sweep, pairs, qpd_thr)
     if not args.no_e2e and pairs:
-        _end_to_end(sweep, pairs)
+        run_end_to_end(sweep, pairs)
     sweep.save("done")
-    _print_summary(sweep.results, out_path)
+    print_summary(sweep.results, out_path)
     return 0
 
 
-def _trial(e: _Engines, i: int) -> tuple[Pair, dict[str, Any]]:
+def _trial(e: Engines, i: int) -> tuple[Planted, dict[str, Any]]:
     """Trial i: the main attack's pair (gradient or black-box) and its retrieval swept over alpha and k."""
     args = e.args
     sc, seed = e.trial(i)
-    pair = build_pair(sc, e.encoder, e.retriever.embeddings, method=args.method, vocab=e.vocab,
+    pair = build_pair(sc, e.encoder, e.corpus_emb, method=args.method, vocab=e.vocab,
                       sleeper_form=args.sleeper_form, seed=seed, **e.common)
-    ev = evaluate_retrieval(inject(e.retriever, pair.sleeper.text, pair.trigger.text), sc,
-                            stealth_threshold=args.stealth_threshold)
-    return pair, {"scenario": sc.name, "seed": seed, "optimisation": pair.summary(),
-                  "sleeper": pair.sleeper.text, "trigger": pair.trigger.text, "retrieval": ev}
+    row = {"trial": i, "scenario": sc.name, "seed": seed, "optimisation": pair.summary(),
+           "sleeper": pair.sleeper.text, "trigger": pair.trigger.text,
+           **evaluate_both(e.retriever, e.compare, pair.sleeper.text, pair.trigger.text, sc, args.stealth_threshold)}
+    return Planted(i, sc, seed, pair.sleeper.text, pair.trigger.text), row
 
 
-def _main_trials(sw: _Sweep) -> list[tuple[Scenario, int, Pair]]:
-    """Every trial, here or on the connected Ray cluster (--ray); results saved in trial order as they come.
-    The time limit is asked before each trial is started; a trial lost on the cluster is listed as failed."""
+def _main_trials(sw: Sweep, done: list[dict[str, Any]]) -> list[Planted]:
+    """Every trial not `done` by an earlier run, here or on the connected Ray cluster (--ray); results
+    saved in trial order as they come. The time limit is asked before each trial is started; a trial
+    lost on the cluster is listed as failed (and run again by a resumed run)."""
     args, results = sw.args, sw.results
-    trials: list[dict[str, Any]] = []
+    by_name = {s.name: s for s in sw.scenarios}
+    trials = {t["trial"]: t for t in done}
+    pairs = {t["trial"]: Planted(t["trial"], by_name[t["scenario"]], t["seed"], t["sleeper"], t["trigger"]) for t in done}
     failed: list[dict[str, Any]] = []
-    pairs: list[tuple[Scenario, int, Pair]] = []
+    todo = [i for i in range(args.trials) if i not in trials]
     keep_going = lambda: not sw.out_of_time()
-    stream: Iterator[tuple[int, tuple[Pair, dict[str, Any]] | Failed]]
+    stream: Iterator[tuple[int, tuple[Planted, dict[str, Any]] | Failed]]
     if args.ray:
-        stream = ray_map(_Engines.load, (shippable(args), sw.corpus, sw.scenarios, False), _trial, range(args.trials),
+        stream = ray_map(Engines.load, (shippable(args), sw.corpus, sw.scenarios, False), _trial, todo,
                          threads=args.threads or 1, keep_going=keep_going)
     else:
-        stream = serial_map(sw, _trial, range(args.trials), keep_going)
-    for i, res in tqdm(stream, total=args.trials, desc="chameleon trials", file=sys.stderr):
-        sc, seed = sw.trial(i)
+        stream = serial_map(sw, _trial, todo, keep_going)
+    _summarise(sw, trials, failed)
+    for pos, res in tqdm(stream, total=len(todo), desc="chameleon trials", file=sys.stderr):
+        i = todo[pos]
         if isinstance(res, Failed):
+            sc, seed = sw.trial(i)
             failed.append({"trial": i, "scenario": sc.name, "seed": seed, "error": res.error})
         else:
-            pairs.append((sc, seed, res[0]))
-            trials.append(res[1])
-        results |= {"trials": trials, "failed_trials": failed}
-        results["by_alpha_k"] = aggregate([t["retrieval"] for t in trials])
-        results["chi_square_vector_vs_hybrid"] = {
-            f"k={k}": {m: vector_vs_hybrid([t["retrieval"] for t in trials], k, m) for m in ("co_retrieval", "overall")}
-            for k in KS}
-        results["config"]["n_trials"] = len(trials)
+            pairs[i], trials[i] = res
+        _summarise(sw, trials, failed)
         sw.save("trials")
     if (n := len(trials) + len(failed)) < args.trials:
         results["config"]["truncated"] = f"time limit hit after {n} trials"
-    return pairs
+    return [pairs[i] for i in sorted(pairs)]
 
 
-def _joint(sw: _Sweep) -> None:
-    """The joint sparse + dense attack against each hybrid alpha (k = 5)."""
-    args = sw.args
-    n_joint = args.trials if args.joint_trials is None else args.joint_trials
-    joint: dict[str, Any] = {"alphas": list(JOINT_ALPHAS), "k": 5, "trials": []}
-    for i in tqdm(range(n_joint), desc="joint trials", file=sys.stderr):
-        if sw.out_of_time():
-            joint["truncated"] = f"time limit hit after {i} trials"
-            break
-        sc, seed = sw.trial(i)
-        row: dict[str, Any] = {"scenario": sc.name, "seed": seed, "configs": {}}
-        for a in JOINT_ALPHAS:
-            pair = build_pair(sc, sw.encoder, sw.retriever.embeddings, method="joint", vocab=sw.vocab, alpha=a, seed=seed,
-                              **sw.common)
-            ev = evaluate_retrieval(inject(sw.retriever, pair.sleeper.text, pair.trigger.text), sc, alphas=(a,), ks=(5,),
-                                    stealth_threshold=args.stealth_threshold)[f"alpha={a},k=5"]
-            row["configs"][f"alpha={a}"] = {**ev, "optimisation": pair.summary()}
-        joint["trials"].append(row)
-        joint["aggregate"] = {f"alpha={a}": _joint_aggregate(joint["trials"], a) for a in JOINT_ALPHAS}
-        sw.results["joint"] = joint
-        sw.save("joint")
-    sw.results.setdefault("joint", joint)
+def _summarise(sw: Sweep, trials: dict[int, dict[str, Any]], failed: list[dict[str, Any]]) -> None:
+    """The main sweep's aggregates over the trials so far (trial order), through each index."""
+    rows = [trials[i] for i in sorted(trials)]
+    results = sw.results
+    results |= {"trials": rows, "failed_trials": failed}
+    evs = [t["retrieval"] for t in rows]
+    results["by_alpha_k"] = aggregate(evs)
+    results["by_alpha_k_scenarios"] = scenario_level(rows)
+    results["chi_square_vector_vs_hybrid"] = {
+        f"k={k}": {m: vector_vs_hybrid(evs, k, m) for m in ("co_retrieval", "overall")} for k in KS}
+    if sw.compare is not None:
+        results["by_alpha_k_in_process"] = aggregate([t["retrieval_in_process"] for t in rows])
+        results["index_agreement"] = agreement(rows)
+    results["config"]["n_trials"] = len(rows)
+    results["config"]["effective_n"] = len({t["scenario"] for t in rows})
 
 
-def _joint_aggregate(trials: list[dict[str, Any]], a: float) -> dict[str, Any]:
-    """Rates at one alpha plus the mean final dense and sparse scores of both documents."""
-    opt = [t["configs"][f"alpha={a}"]["optimisation"][d] for t in trials for d in ("sleeper", "trigger")]
-    return {**aggregate([{"x": t["configs"][f"alpha={a}"]} for t in trials])["x"],
-            "mean_final_dense": float(np.mean([o["dense_final"] for o in opt])),
-            "mean_final_sparse": float(np.mean([o["sparse_final"] for o in opt]))}
+def scenario_level(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Rates over distinct scenarios (the effective n): a scenario counts as a success at a configuration
+    when most of its trials succeed there. Trials of one scenario start from the same texts and end a few
+    words apart, so these intervals are the honest ones."""
+    by_sc: dict[str, list[dict[str, Any]]] = {}
+    for t in rows:
+        by_sc.setdefault(t["scenario"], []).append(t["retrieval"])
+    out: dict[str, dict[str, Any]] = {}
+    for key in rows[0]["retrieval"] if rows else []:
+        out[key] = {m: rate(sum(2 * sum(bool(ev[key][m]) for ev in evs) > len(evs) for evs in by_sc.values()), len(by_sc))
+                    for m in METRICS}
+    return out
 
 
-def _keyword_injection(sw: _Sweep, pairs: list[tuple[Scenario, int, Pair]]) -> None:
-    """Keywords injected into the optimised pairs, by strategy and density (hybrid alphas, k = 5)."""
-    args = sw.args
-    n_kw = len(pairs) if args.keyword_trials is None else min(args.keyword_trials, len(pairs))
-    kw_rows: dict[str, list[Any]] = {}
-    rng = np.random.default_rng(args.seed)
-    for sc, seed, pair in tqdm(pairs[:n_kw], desc="keyword injection", file=sys.stderr):
-        if sw.out_of_time():
-            sw.results.setdefault("keyword_injection_truncated", "time limit hit")
-            break
-        sources = {
-            "query_keywords": list(query_keywords(sc.target_query)),
-            "tfidf_top": _tfidf_top(sw.retriever, sc.target_query),
-            "attack_keywords": list(sc.attack_keywords),
-            "random_corpus": [sw.vocab[j] for j in rng.choice(len(sw.vocab), 10, replace=False)],
-        }
-        for strat in KEYWORD_STRATEGIES:
-            for dens in KEYWORD_DENSITIES:
-                s_txt = inject_keywords(pair.sleeper.text, sources[strat], dens, seed=seed)
-                t_txt = inject_keywords(pair.trigger.text, sources[strat], dens, seed=seed + 1, protected=sc.payload)
-                ev = evaluate_retrieval(inject(sw.retriever, s_txt, t_txt), sc, alphas=JOINT_ALPHAS, ks=(5,),
-                                        stealth_threshold=args.stealth_threshold)
-                kw_rows.setdefault(f"{strat},density={dens}", []).append(ev)
-    sw.results["keyword_injection"] = {
-        "densities": list(KEYWORD_DENSITIES), "strategies": list(KEYWORD_STRATEGIES), "n_pairs": n_kw,
-        "by_config": {key: aggregate(rows) for key, rows in kw_rows.items()},
-        "any_co_retrieval": (any(r["co_retrieval"] for rows in kw_rows.values() for ev in rows for r in ev.values())
-                             if kw_rows else None),
-    }
-    sw.save("keyword_injection")
-
-
-def _detectors(sw: _Sweep, pairs: list[tuple[Scenario, int, Pair]], qpd_thr: float) -> None:
-    """The corpus monitor on the corpus with the first pair of each scenario planted."""
-    first: dict[str, tuple[str, str]] = {}
-    for sc, _seed, pair in pairs:
-        first.setdefault(sc.name, (pair.sleeper.text, pair.trigger.text))
-    sens, ben = default_query_sets(sw.scenarios, sw.corpus)
-    sw.results["detectors"] = run_detectors(sw.retriever, list(first.values()), sens, ben, qpd_thr, sw.args.queries_per_day)
-    sw.save("detectors")
-
-
-def _end_to_end(sw: _Sweep, pairs: list[tuple[Scenario, int, Pair]]) -> None:
-    """The first pair of each scenario through the local LLM: is the canary delivered?"""
-    args, llm = sw.args, sw.llm
-    assert llm is not None  # loaded in cmd_chameleon unless both --no-fluency and --no-e2e
-    pipe = Pipeline(sw.corpus, sw.retriever, llm)
-    seen: set[str] = set()
-    rows = []
-    limit = len(sw.scenarios) if args.e2e_scenarios is None else args.e2e_scenarios
-    for sc, seed, pair in tqdm(pairs, desc="end-to-end", file=sys.stderr):
-        if sc.name in seen or len(seen) >= limit:
-            continue
-        seen.add(sc.name)
-        rows.append({"scenario": sc.name, "seed": seed,
-                     **end_to_end(pipe, sw.retriever, sc, pair.sleeper.text, pair.trigger.text,
-                                 max_new_tokens=args.e2e_tokens)})
-    n = len(rows)
-    sw.results["end_to_end"] = {
-        "model": llm.model_id, "n": n, "max_new_tokens": args.e2e_tokens, "scenarios": rows,
-        "attack_success": rate(sum(r["poisoned"]["success"] for r in rows), n),
-        "sleeper_only_success": rate(sum(r["sleeper_only"]["success"] for r in rows), n),
-        "clean_success": rate(sum(r["clean"]["success"] for r in rows), n),
-        "mean_leakage": float(np.mean([r["poisoned"]["leakage"] for r in rows])) if n else None,
-        "mean_divergence": float(np.mean([r["divergence"] for r in rows])) if n else None,
-    }
-    sw.save("end_to_end")
-
-
-def _print_summary(results: dict, out_path: Path) -> None:
-    print(f"corpus {results['config']['corpus']} ({results['config']['n_chunks']} chunks), "
-          f"{results['config'].get('n_trials', 0)} trials, method {results['config']['method']}")
-    print(f"{'config':<16}{'co-ret':>16}{'any':>16}{'stealth':>16}{'overall':>16}")
-    for key, row in results.get("by_alpha_k", {}).items():
-        cells = [f"{row[m]['count']}/{row[m]['n']} ({100 * row[m]['rate']:.0f}%)" for m in ("co_retrieval", "any_retrieval", "stealth", "overall")]
-        print(f"{key:<16}" + "".join(f"{c:>16}" for c in cells))
-    for key, row in results.get("joint", {}).get("aggregate", {}).items():
-        print(f"joint {key}: co-ret {row['co_retrieval']['count']}/{row['co_retrieval']['n']}, "
-              f"stealth {row['stealth']['count']}/{row['stealth']['n']}, overall {row['overall']['count']}/{row['overall']['n']}")
-    e2e = results.get("end_to_end")
-    if e2e and e2e.get("n"):
-        print(f"end-to-end ({e2e['model']}): attack success {e2e['attack_success']['count']}/{e2e['n']}, "
-              f"sleeper-only {e2e['sleeper_only_success']['count']}/{e2e['n']}, leakage {e2e['mean_leakage']:.2f}, "
-              f"divergence {e2e['mean_divergence']:.2f}")
-    print(f"results: {out_path}")
+def agreement(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """How many (trial, alpha, k, metric) outcomes the store and the in-process index agree on."""
+    cells = equal = 0
+    differ: list[str] = []
+    for t in rows:
+        for key, ev in t["retrieval"].items():
+            other = t["retrieval_in_process"][key]
+            for m in (*METRICS, "sleeper_rank", "trigger_rank"):
+                cells += 1
+                if ev[m] == other[m]:
+                    equal += 1
+                elif len(differ) < 20:
+                    differ.append(f"trial {t['trial']} {key} {m}: {ev[m]} vs {other[m]}")
+    return {"cells": cells, "equal": equal, "differences": differ}

@@ -109,10 +109,13 @@ def _chameleon(subparsers: Any) -> None:
                     help="corpus (sample name, folder, .jsonl, .csv, attack .json; repeat to merge); known poisons "
                          "are dropped (default: the sample security corpus 'secops')")
     add_index_args(p)
+    p.add_argument("--compare-in-process", action="store_true",
+                   help="with --index: also evaluate every pair on ragsec's own in-process index, side by side")
     p.add_argument("--scenarios", default=None,
                    help="scenario JSON list (default: the corpus's shipped chameleon_scenarios.json, e.g. "
                         "sample_corpora/secops/; the built-in security scenarios for other corpora)")
-    p.add_argument("--trials", type=int, default=5, help="attack trials, cycling over scenarios (paper: 25-50)")
+    p.add_argument("--trials", type=int, default=5,
+                   help="attack trials, cycling over scenarios (paper: 25-50; 0 with --joint-trials: the joint attack only)")
     p.add_argument("--method", choices=OPTIMISERS, default=OPTIMISERS[0], help="optimiser of the main attack")
     p.add_argument("--iterations", type=int, default=100)
     p.add_argument("--candidates", type=int, default=5)
@@ -131,7 +134,8 @@ def _chameleon(subparsers: Any) -> None:
     p.add_argument("--queries-per-day", type=int, default=10_000, help="query volume for alerts/day")
     p.add_argument("--seed", type=int, default=42)
     p.add_argument("--max-minutes", type=float, default=None, help="stop starting new trials after this long")
-    p.add_argument("--out", default="chameleon_results.json")
+    p.add_argument("--out", default="chameleon_results.json",
+                   help="results JSON; an unfinished one of the same settings is resumed")
     _add_scale_args(p)
     p.set_defaults(func=_command("chameleon", "cmd_chameleon"))
 
