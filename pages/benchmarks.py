@@ -13,7 +13,7 @@ from pages.common import ensure_routed, get_retriever, reported, show_error
 from ragsec_core._util.errors import RagsecError
 from ragsec_core.chameleon.options import METRICS
 from ragsec_core.chameleon.scenarios import builtin_scenarios
-from ragsec_core.data.corpus import sample_corpus_names
+from ragsec_core.data.corpus import corpus_names
 from ragsec_core.views.bench_results import (
     chameleon_detector_rocs,
     chameleon_lines,
@@ -53,7 +53,7 @@ uploads = st.file_uploader("... or upload results.json files", type=["json"], ac
 # ---------------------------------------------------------------- small in-app run
 with st.expander("Start a small Chameleon run (a few trials on a sample corpus, with progress)"):
     r1, r2, r3 = st.columns([1, 2, 1])
-    run_corpus = r1.selectbox("Corpus", sample_corpus_names(), key="bench_run_corpus")
+    run_corpus = r1.selectbox("Corpus", corpus_names(), key="bench_run_corpus")
     names = [s.name for s in builtin_scenarios()]
     run_scen = r2.multiselect("Scenarios (one trial each)", names, default=names[:2], key="bench_run_scenarios")
     run_iter = int(r3.number_input("iterations", min_value=1, max_value=50, value=2, step=1, key="bench_run_iter"))

@@ -17,7 +17,7 @@ import streamlit as st
 from ragsec_core._util.errors import RagsecError
 from ragsec_core._util.paths import default_trace_store
 from ragsec_core._util.text import escape_controls
-from ragsec_core.data.corpus import DEFAULT_CORPUS, Corpus, load_corpus, sample_corpus_names, variant_names
+from ragsec_core.data.corpus import DEFAULT_CORPUS, Corpus, corpus_names, load_corpus, variant_names
 from ragsec_core.data.trace import TraceStore
 from ragsec_core.models.llm import LLM, load_llm
 from ragsec_core.models.options import DEFAULT_QUANTIZE
@@ -136,7 +136,7 @@ UPLOAD = "(upload a file)"
 
 def sample_picker(prefix: str, default_corpus: str = "secops", default_variant: str = CLEAN) -> tuple[str, str | None]:
     """Sample corpus and poisoned variant selectboxes (pages that need no uploads); returns (corpus, variant or None)."""
-    names = sample_corpus_names()
+    names = corpus_names()  # the samples, and `tech` once `make corpus-tech` has built it
     corpus = st.selectbox("Corpus", names, index=names.index(default_corpus) if default_corpus in names else 0,
                           key=f"{prefix}_corpus")
     variants = [CLEAN] + variant_names(corpus)
@@ -182,7 +182,7 @@ def get_upload_pipeline(sha: str, name: str, _data: bytes) -> Pipeline:
 
 def corpus_picker(key: str = "corpus") -> tuple[str, str | None, object | None]:
     """Sample corpus + variant, or an uploaded corpus file. Returns (corpus, variant, upload)."""
-    names = sample_corpus_names()
+    names = corpus_names()  # the samples, and `tech` once `make corpus-tech` has built it
     options = names + [UPLOAD]
     default = names.index(DEFAULT_CORPUS) if DEFAULT_CORPUS in names else 0
     corpus = st.selectbox("Corpus", options, index=default, key=key)

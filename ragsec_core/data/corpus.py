@@ -205,6 +205,11 @@ def sample_corpus_names() -> list[str]:
     return sorted(d.name for d in SAMPLE_DIR.iterdir() if (d / "corpus.jsonl").exists())
 
 
+def corpus_names() -> list[str]:
+    """Every corpus loadable by name: the samples, then those of BUILT_CORPORA that have been built."""
+    return sample_corpus_names() + [n for n in BUILT_CORPORA if _exists(built_corpus_dir(n) / "corpus.jsonl")]
+
+
 def variant_names(path: str | Path | None) -> list[str]:
     folder = resolve_corpus_path(path) / "variants"
     return sorted(f.stem for f in folder.glob("*.jsonl")) if folder.is_dir() else []
