@@ -29,7 +29,14 @@ from ragsec_core._util.inputs import check_params
 from ragsec_core._util.text import tokenize
 from ragsec_core.data.corpus import Chunk
 from ragsec_core.retrieval.bm25 import BM25
-from ragsec_core.retrieval.dense import APPROX_MIN_CHUNKS, HNSW_EF_SEARCH, DenseSide, InProcessDense, OverlayDense
+from ragsec_core.retrieval.dense import (
+    APPROX_MIN_CHUNKS,
+    HNSW_EF_SEARCH,
+    DenseSide,
+    InProcessDense,
+    OverlayDense,
+    flat_index,
+)
 from ragsec_core.retrieval.embed import RESUMABLE_SHARD, Embedder, embed_resumable
 
 INDEX_FORMAT = 1
@@ -158,11 +165,18 @@ class HybridRetriever:
             raise ValueError("one embedding per extra chunk is required")
         chunks = list(self.chunks) + list(extra)
         bm25 = self._counted_bm25().extended([tokenize(c.text) for c in extra])
-        if isinstance(self.dense, InProcessDense) and not isinstance(self.dense.index, faiss.IndexHNSWFlat):
-            emb = np.vstack([self.dense.embeddings, np.asarray(extra_embeddings, dtype=self.dense.embeddings.dtype)])
-            return HybridRetriever(chunks, self.embedder, emb, bm25)
+        if (side := self._flat_side()) is not None:
+            emb = np.vstack([side.embeddings, np.asarray(extra_embeddings, dtype=side.embeddings.dtype)])
+            return HybridRetriever(chunks, self.embedder, emb, bm25, flat_index(emb))
         # A remote store, or an HNSW graph that would take a minute to rebuild: the extra rows lie over it
         return HybridRetriever.over(chunks, self.embedder, OverlayDense(self.dense, {}, extra_embeddings), bm25)
+
+    def _flat_side(self) -> InProcessDense | None:
+        """The in-process flat index, if that is the dense side: changed copies of it stay flat (exact)
+        whatever their size, instead of crossing into HNSW at APPROX_MIN_CHUNKS. An HNSW graph or a
+        store gets an overlay instead: a graph is never rebuilt for a change."""
+        d = self.dense
+        return d if isinstance(d, InProcessDense) and not isinstance(d.index, faiss.IndexHNSWFlat) else None
 
     def _counted_bm25(self) -> BM25:
         """BM25 with its term counts, which `BM25.extended` needs; an index cached before they were stored
@@ -181,10 +195,10 @@ class HybridRetriever:
             chunks[r] = replacements[r]
         vecs = self.embedder.embed([chunks[r].text for r in rows]) if rows else np.zeros((0, self.dense.dim), np.float32)
         bm25 = BM25().fit([tokenize(c.text) for c in chunks])
-        if isinstance(self.dense, InProcessDense):
-            emb = self.dense.embeddings.copy()
+        if (side := self._flat_side()) is not None:
+            emb = side.embeddings.copy()
             emb[rows] = vecs
-            return HybridRetriever(chunks, self.embedder, emb, bm25)
+            return HybridRetriever(chunks, self.embedder, emb, bm25, flat_index(emb))
         return HybridRetriever.over(chunks, self.embedder, OverlayDense(self.dense, dict(zip(rows, vecs)), np.zeros((0, self.dense.dim))), bm25)
 
     # ------------------------------------------------------------ search
