@@ -25,6 +25,7 @@ from ragsec_core._util.paths import cache_dir, shared_data_dir
 from ragsec_core.bench.attacks import load_attack
 from ragsec_core.data.corpus import load_corpus, sample_corpus_names
 from ragsec_core.data.spans import sentence_spans
+from ragsec_core.retrieval.embed import embed_by_length
 
 if TYPE_CHECKING:
     from ragsec_core.retrieval.embed import Embedder
@@ -117,9 +118,7 @@ def cached_embeddings(texts: list[str], embedder: Embedder, progress: bool = Tru
         if bar is not None:
             bar.update(done - bar.n)
 
-    order = np.argsort([len(t) for t in texts], kind="stable")  # similar lengths per batch: little padding
-    emb = np.empty((len(texts), embedder.dim), dtype=np.float32)
-    emb[order] = embedder.embed([texts[i] for i in order], batch_size=64, progress=tick)
+    emb = embed_by_length(embedder, texts, tick)
     tmp = path.with_suffix(".tmp.npy")
     np.save(tmp, emb)
     tmp.rename(path)

@@ -121,6 +121,17 @@ class _LeanBert:
             return F.normalize(x.mean(0), dim=-1)
 
 
+def embed_by_length(
+    embedder: Embedder, texts: Sequence[str], progress: Callable[[int, int], None] | None = None
+) -> np.ndarray:
+    """`embedder.embed(texts)` with the texts batched in length order (mixed lengths pad every batch to
+    its longest text), rows returned in the texts' order."""
+    order = np.argsort([len(t) for t in texts], kind="stable")
+    out = np.empty((len(texts), embedder.dim), dtype=np.float32)
+    out[order] = embedder.embed([texts[i] for i in order], progress=progress)
+    return out
+
+
 RESUMABLE_SHARD = 4096  # texts per checkpoint of a resumable embedding (~5 min on two cores)
 
 
@@ -133,8 +144,8 @@ def embed_resumable(
 ) -> np.ndarray:
     """`embedder.embed(texts)` in shards saved under `folder` as they finish, so an interrupted build of
     a large corpus (the 69k-passage technical corpus embeds for ~45 min on two cores) resumes where it
-    stopped. Each shard is embedded in length order, which cuts the padding of mixed-length batches;
-    rows come back in the texts' order. The caller removes `folder` once it has stored the result."""
+    stopped. Each shard is embedded in length order (`embed_by_length`); rows come back in the texts'
+    order. The caller removes `folder` once it has stored the result."""
     folder.mkdir(parents=True, exist_ok=True)
     out = np.zeros((len(texts), embedder.dim), dtype=np.float32)
     for start in range(0, len(texts), shard):
@@ -142,11 +153,8 @@ def embed_resumable(
         n = min(shard, len(texts) - start)
         done = _load_part(part, n, embedder.dim)
         if done is None:
-            order = sorted(range(start, start + n), key=lambda i: len(texts[i]))
             inner = (lambda d, _n, s=start: progress(s + d, len(texts))) if progress else None
-            vecs = embedder.embed([texts[i] for i in order], progress=inner)
-            done = np.empty_like(vecs)
-            done[np.array(order) - start] = vecs
+            done = embed_by_length(embedder, texts[start : start + n], inner)
             tmp = part.with_suffix(".tmp.npy")
             np.save(tmp, done)
             tmp.replace(part)
