@@ -77,9 +77,13 @@ def run_joint(sw: Sweep, done: list[dict[str, Any]]) -> None:
                 row["configs"][f"alpha={a}"]["in_process"] = ev["retrieval_in_process"][f"alpha={a},k=5"]
         joint["trials"].append(row)
         joint["trials"].sort(key=lambda r: r["trial"])
-        joint["aggregate"] = {f"alpha={a}": _joint_aggregate(joint["trials"], a) for a in JOINT_ALPHAS}
-        sw.results["joint"] = joint
+        _publish_joint(sw, joint)
         sw.save("joint")
+    _publish_joint(sw, joint)  # also when every trial came from the earlier run
+
+
+def _publish_joint(sw: Sweep, joint: dict[str, Any]) -> None:
+    """The joint results with their aggregates over the trials so far."""
     if joint["trials"]:
         joint["aggregate"] = {f"alpha={a}": _joint_aggregate(joint["trials"], a) for a in JOINT_ALPHAS}
     sw.results["joint"] = joint

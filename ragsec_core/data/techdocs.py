@@ -177,9 +177,14 @@ def _decode(raw: bytes) -> str:
         return raw.decode("latin-1")
 
 
+def source_roots(roots: dict[str, Path] | None = None) -> dict[str, Path]:
+    """Each source's folder: the Debian locations, with `roots` overriding some (tests use copies)."""
+    return {"man": MAN_ROOT, "kernel": KERNEL_ROOT, "handbook": HANDBOOK_ROOT} | (roots or {})
+
+
 def all_sources(roots: dict[str, Path] | None = None) -> dict[str, Callable[[], Iterator[Source]]]:
     """The three sources by name, each a generator over its rendered pages."""
-    r = {"man": MAN_ROOT, "kernel": KERNEL_ROOT, "handbook": HANDBOOK_ROOT} | (roots or {})
+    r = source_roots(roots)
     return {
         "handbook": lambda: html_sources(r["handbook"], "handbook"),
         "man": lambda: man_sources(r["man"]),
@@ -189,7 +194,7 @@ def all_sources(roots: dict[str, Path] | None = None) -> dict[str, Callable[[], 
 
 def missing_sources(roots: dict[str, Path] | None = None, sources: tuple[str, ...] = tuple(PACKAGES)) -> list[str]:
     """The Debian packages whose documentation is not installed (what `make corpus-tech` installs)."""
-    r = {"man": MAN_ROOT, "kernel": KERNEL_ROOT, "handbook": HANDBOOK_ROOT} | (roots or {})
+    r = source_roots(roots)
     return [PACKAGES[k] for k in sources if not r[k].is_dir()]
 
 
@@ -251,8 +256,7 @@ def build_tech_corpus(
     manifest = {"name": TECH_CORPUS, "documents": len(lines), "passages": passages, "sources": counts,
                 "max_passages": max_passages, "excluded_man_prefixes": list(EXCLUDED_MAN_PREFIXES),
                 "kernel_folders": list(KERNEL_FOLDERS),
-                "roots": {k: str(v) for k, v in ({"man": MAN_ROOT, "kernel": KERNEL_ROOT,
-                                                   "handbook": HANDBOOK_ROOT} | (roots or {})).items()}}
+                "roots": {k: str(v) for k, v in source_roots(roots).items()}}
     out_dir.mkdir(parents=True, exist_ok=True)
     write_text_atomic(out_dir / "corpus.jsonl", "\n".join(lines) + "\n")
     write_text_atomic(out_dir / MANIFEST, json.dumps(manifest, indent=1) + "\n")
