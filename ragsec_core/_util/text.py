@@ -50,6 +50,12 @@ STOPWORDS = frozenset(
 )
 
 
+def word_spans(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, lower-cased word) of every word token, stopwords included: regions of a prompt are
+    marked by the same words `tokenize` produces."""
+    return [(m.start(), m.end(), m.group().lower()) for m in _TOKEN.finditer(text)]
+
+
 def tokenize(text: str) -> list[str]:
     """Lower-cased word tokens without stopwords: BM25, the monitor and the attacks must agree on words."""
     return [t for t in _TOKEN.findall(text.lower()) if t not in STOPWORDS]

@@ -238,9 +238,10 @@ def analyse_prompt(
     llm: Any, prompt: str, spans: Sequence[tuple[int, int]], *, detector: Detector | None = None,
     embedder: Any = None, n_samples: int | None = None, max_new_tokens: int | None = None,
     layers: Sequence[int] | None = None, seed: int = 0, expected_answer: str | None = None, keep_rows: bool = False,
-    hits: Sequence[int] | None = None, chunk_ids: Sequence[str] | None = None,
+    hits: Sequence[int] | None = None, chunk_ids: Sequence[str] | None = None, question: str = "",
 ) -> DscanResult:
-    """D-SCAN on a rendered prompt; `expected_answer` is the stored greedy answer to replay."""
+    """D-SCAN on a rendered prompt; `expected_answer` is the stored greedy answer to replay, `question` the
+    user's question (its echo inside the documents is held apart by the claim features)."""
     n = n_samples or (detector.n_samples if detector else 1)
     tokens = max_new_tokens or (detector.max_new_tokens if detector else 32)
     temperature = detector.temperature if detector else DEFAULT_TEMPERATURE
@@ -249,7 +250,7 @@ def analyse_prompt(
     if not replayed:
         answers[0] = teacher_forced_attention(llm, prompt, answer_token_ids(llm, expected_answer or ""))
         answers[0].text = (expected_answer or "").strip()
-    stats = [layer_stats(a, pmap) for a in answers]
+    stats = [layer_stats(a, pmap, question) for a in answers]
     band = list(layers) if layers is not None else (detector.layers if detector else list(range(stats[0].doc_mass.shape[1])))
     emb = embedder.embed([a.text for a in answers]) if (embedder is not None and n > 1) else None
     feats = features(stats, band, emb)
@@ -281,5 +282,5 @@ def analyse_trace(
         llm, trace.prompt, [(s.start, s.end) for s in trace.spans], detector=detector, embedder=embedder,
         n_samples=n_samples, max_new_tokens=int(settings.get("max_new_tokens", 32)), layers=layers,
         seed=int(settings.get("seed", 0)), expected_answer=trace.answer, keep_rows=keep_rows,
-        hits=[s.hit for s in trace.spans], chunk_ids=[s.chunk_id for s in trace.spans],
+        hits=[s.hit for s in trace.spans], chunk_ids=[s.chunk_id for s in trace.spans], question=trace.query,
     )

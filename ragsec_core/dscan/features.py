@@ -21,16 +21,20 @@ band-averaged attention of answer row t to prompt token j):
 * confidence (eq. 1): P_mean and std of the answer tokens' probabilities
 * sampling consistency over N answers: mean pairwise cosine of MiniLM embeddings, and the entropy of
   the distribution of distinct normalised answers (divergence), / log N
+* claim (ours, for question-restating clean text; regions from `dscan.regions`): how the document
+  attention splits between the question's echo and the rest, how much of it lands on the answer's own
+  words, and whether the documents that state the answer draw more claim attention than the others
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from ragsec_core.data.trace import normalize
+from ragsec_core.dscan.regions import answer_words, question_words, region_mass, sentence_mask, token_mask
 from ragsec_core.models.attention import AnswerAttention, PromptMap
 
 EPS = 1e-12
@@ -47,12 +51,27 @@ DOC_FEATURES = (
 TOKEN_FEATURES = ("tok_entropy", "tok_entropy_std", "tok_spread", "tok_sparsity", "tok_max", "ctx_mass")
 CONFIDENCE_FEATURES = ("p_mean", "p_std")
 CONSISTENCY_FEATURES = ("sample_cosine", "answer_divergence")
-ALL_FEATURES = DOC_FEATURES + TOKEN_FEATURES + CONFIDENCE_FEATURES + CONSISTENCY_FEATURES
+CLAIM_FEATURES = (
+    "echo_share",  # share of the document attention on question-echo tokens
+    "echo_density_ratio",  # log per-token density of echo tokens over the other document tokens
+    "claim_entropy",  # H_doc of the densities over non-echo tokens only (collapse onto a claim)
+    "claim_w_max",
+    "answer_src_share",  # share of the document attention on the answer's own words
+    "answer_src_density_ratio",
+    "answer_doc_share",  # sum of w_k over the documents that contain an answer word
+    "answer_doc_frac",  # how many documents contain an answer word (text only), / K
+    "answer_doc_contrast",  # log claim density of answer-stating documents over the others
+    "claim_sent_share",  # share of the document attention on the sentences that contain an answer word
+    "claim_sent_density_ratio",
+)
+PAPER_FEATURES = DOC_FEATURES + TOKEN_FEATURES + CONFIDENCE_FEATURES + CONSISTENCY_FEATURES
+ALL_FEATURES = PAPER_FEATURES + CLAIM_FEATURES
 GROUPS = {
     "doc": DOC_FEATURES,
     "token": TOKEN_FEATURES,
     "confidence": CONFIDENCE_FEATURES,
     "consistency": CONSISTENCY_FEATURES,
+    "claim": CLAIM_FEATURES,
 }
 
 
@@ -68,6 +87,22 @@ class LayerStats:
     tok_max: np.ndarray  # (T, L) largest single context-token share
     token_probs: np.ndarray  # (T,)
     text: str
+    echo_mass: np.ndarray = field(default_factory=lambda: np.zeros(0))  # (T, L, K) on question-echo tokens
+    echo_lengths: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # (K,)
+    answer_mass: np.ndarray = field(default_factory=lambda: np.zeros(0))  # (T, L, K) on answer-word tokens
+    answer_lengths: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # (K,)
+    claim_mass: np.ndarray = field(default_factory=lambda: np.zeros(0))  # (T, L, K) on sentences with an answer word
+    claim_lengths: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # (K,)
+
+    def __post_init__(self) -> None:
+        """Rows cached before the claim regions existed carry none: empty regions (claim features 0)."""
+        k = len(self.doc_lengths)
+        for mass, lengths in (("echo_mass", "echo_lengths"), ("answer_mass", "answer_lengths"),
+                              ("claim_mass", "claim_lengths")):
+            if getattr(self, mass).shape != self.doc_mass.shape:
+                setattr(self, mass, np.zeros_like(self.doc_mass))
+            if len(getattr(self, lengths)) != k:
+                setattr(self, lengths, np.zeros(k, dtype=np.int64))
 
     @property
     def n_tokens(self) -> int:
@@ -78,15 +113,18 @@ class LayerStats:
 
     @classmethod
     def from_dict(cls, d: dict[str, object]) -> LayerStats:
-        arr = {k: np.asarray(v, dtype=np.int64 if k == "doc_lengths" else np.float64) for k, v in d.items() if k != "text"}
+        arr = {k: np.asarray(v, dtype=np.int64 if k.endswith("_lengths") else np.float64)
+               for k, v in d.items() if k != "text" and v is not None}
         n_layers = arr["tok_entropy"].shape[1] if arr["tok_entropy"].ndim == 2 else 0
-        if arr["doc_mass"].size == 0:  # empty answer: keep the shapes
-            arr["doc_mass"] = arr["doc_mass"].reshape(0, n_layers, len(arr["doc_lengths"]))
+        for name in ("doc_mass", "echo_mass", "answer_mass", "claim_mass"):
+            if name in arr and arr[name].size == 0:  # empty answer: keep the shapes
+                arr[name] = arr[name].reshape(0, n_layers, len(arr["doc_lengths"]))
         return cls(text=str(d["text"]), **arr)
 
 
-def layer_stats(answer: AnswerAttention, pmap: PromptMap) -> LayerStats:
-    """Reduce the captured rows of one answer; the only step that touches the (T, L, H, P) tensor."""
+def layer_stats(answer: AnswerAttention, pmap: PromptMap, question: str = "") -> LayerStats:
+    """Reduce the captured rows of one answer; the only step that touches the (T, L, H, P) tensor.
+    `question` marks the echo regions; without it they are empty (and the claim features read 0)."""
     rows = answer.rows.mean(axis=2)  # (T, L, P), head average
     k = len(pmap.doc_tokens)
     t, n_layers = rows.shape[0], rows.shape[1]
@@ -108,7 +146,12 @@ def layer_stats(answer: AnswerAttention, pmap: PromptMap) -> LayerStats:
         tmax = srt[..., 0]
     else:
         sparsity = tmax = np.zeros((t, n_layers))
-    return LayerStats(doc_mass, pmap.doc_lengths.copy(), ent, spread, sparsity, tmax, answer.token_probs.copy(), answer.text)
+    echo, echo_len = region_mass(rows, pmap, token_mask(pmap, question_words(question)))
+    words = answer_words(answer.text, question)
+    ans, ans_len = region_mass(rows, pmap, token_mask(pmap, words))
+    claim, claim_len = region_mass(rows, pmap, sentence_mask(pmap, words))
+    return LayerStats(doc_mass, pmap.doc_lengths.copy(), ent, spread, sparsity, tmax, answer.token_probs.copy(),
+                      answer.text, echo, echo_len, ans, ans_len, claim, claim_len)
 
 
 # ---------------------------------------------------------------- aggregation
@@ -166,7 +209,49 @@ def sample_features(stats: LayerStats, layers: Sequence[int]) -> dict[str, float
     else:  # an empty answer (immediate EOS): no answer rows, neutral values
         f.update({name: 0.0 for name in TOKEN_FEATURES + CONFIDENCE_FEATURES})
         f.update(doc_entropy_tok_mean=f["doc_entropy"], doc_entropy_tok_std=0.0, doc_entropy_tok_max=f["doc_entropy"])
+    f.update(claim_features(stats, layers, w))
     return f
+
+
+def _log_ratio(mass_a: float, len_a: float, mass_b: float, len_b: float) -> float:
+    """log of per-token density a over density b; 0 when either region is empty (no evidence either way)."""
+    if len_a <= 0 or len_b <= 0:
+        return 0.0
+    return float(np.log((mass_a / len_a + EPS) / (mass_b / len_b + EPS)))
+
+
+def claim_features(stats: LayerStats, layers: Sequence[int], w: np.ndarray) -> dict[str, float]:
+    """The claim group: echo vs claim vs answer-word attention over the band (`w` = the document weights).
+
+    A poison that restates the question and one that does not both state the attacker's answer, and the
+    answer copies it; a benign passage that restates the question only echoes. So the contrast that
+    should survive the question-matched control is between the answer's words and the rest of the text,
+    and between the documents that state the answer and the others, with the echo held apart."""
+    d = stats.doc_mass[:, layers, :].mean(1).sum(0) if stats.n_tokens else np.zeros(len(stats.doc_lengths))
+    e = stats.echo_mass[:, layers, :].mean(1).sum(0) if stats.n_tokens else np.zeros_like(d)
+    a = stats.answer_mass[:, layers, :].mean(1).sum(0) if stats.n_tokens else np.zeros_like(d)
+    c = stats.claim_mass[:, layers, :].mean(1).sum(0) if stats.n_tokens else np.zeros_like(d)
+    n, ne, na = stats.doc_lengths.astype(float), stats.echo_lengths.astype(float), stats.answer_lengths.astype(float)
+    nc = stats.claim_lengths.astype(float)
+    total = float(d.sum())
+    claim_density = np.where(n - ne > 0, (d - e) / np.maximum(n - ne, 1), 0.0)
+    wc = _normalise(claim_density)
+    states = na > 0
+    contrast = (_log_ratio(float((d - e)[states].sum()), float((n - ne)[states].sum()),
+                           float((d - e)[~states].sum()), float((n - ne)[~states].sum())) if states.any() else 0.0)
+    return {
+        "echo_share": float(e.sum() / total) if total > EPS else 0.0,
+        "echo_density_ratio": _log_ratio(float(e.sum()), float(ne.sum()), float(total - e.sum()), float((n - ne).sum())),
+        "claim_entropy": float(entropy_norm(wc)),
+        "claim_w_max": float(wc.max()) if wc.size else 0.0,
+        "answer_src_share": float(a.sum() / total) if total > EPS else 0.0,
+        "answer_src_density_ratio": _log_ratio(float(a.sum()), float(na.sum()), float(total - a.sum()), float((n - na).sum())),
+        "answer_doc_share": float(w[states].sum()) if w.size else 0.0,
+        "answer_doc_frac": float(states.mean()) if states.size else 0.0,
+        "answer_doc_contrast": contrast,
+        "claim_sent_share": float(c.sum() / total) if total > EPS else 0.0,
+        "claim_sent_density_ratio": _log_ratio(float(c.sum()), float(nc.sum()), float(total - c.sum()), float((n - nc).sum())),
+    }
 
 
 def features(

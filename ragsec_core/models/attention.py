@@ -42,6 +42,7 @@ class PromptMap:
     input_ids: list[int]
     offsets: list[tuple[int, int]]
     doc_tokens: list[np.ndarray]  # per document (in span order), sorted token indices
+    text: str = ""  # the rendered prompt itself: word-level regions (question echo, answer words) need it
 
     @property
     def n_tokens(self) -> int:
@@ -77,7 +78,7 @@ def map_prompt(llm: Any, prompt: str, spans: Sequence[tuple[int, int]]) -> Promp
             raise RagsecError(f"a prompt token overlaps documents {int(owner[hit][owner[hit] >= 0][0])} and {k}")
         owner[hit] = k
         docs.append(hit)
-    return PromptMap(ids, offsets, docs)
+    return PromptMap(ids, offsets, docs, prompt)
 
 
 # ---------------------------------------------------------------- capture
