@@ -205,6 +205,7 @@ def test_shipped_detector_scores_a_trace(llm, embedder, poisoned_trace):
         (["--limit", "2"], "--limit must be >= 4"),
         (["--data", "BADFILE"], "no records with 'question'"),
         (["--length-matched", "--question-matched"], "alternatives: give one"),
+        (["--record-transfer", "no/det.json"], "no detector file"),
     ],
 )
 def test_bench_dscan_bad_input_exits_2_before_loading_models(tmp_path, extra, message):

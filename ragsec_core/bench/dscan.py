@@ -25,7 +25,8 @@ from tqdm import tqdm
 
 from ragsec_core._util.atomic import write_text_atomic
 from ragsec_core._util.errors import RagsecError
-from ragsec_core.bench.dscan_pairs import N_DOCS, N_POISON, build_pair, load_records
+from ragsec_core.bench.dscan_controls import analyse_controls, cond_of, record_transfer
+from ragsec_core.bench.dscan_pairs import CONDITIONS, CONTROL_PAIRS, N_DOCS, N_POISON, POISONED, build_pair, load_records
 from ragsec_core.bench.fanout import Failed, connected, pin_threads, ray_map, serial_map, shippable
 from ragsec_core.data.trace import overlaps
 from ragsec_core.dscan import evaluate as ev
@@ -55,6 +56,8 @@ def cmd_dscan(args: argparse.Namespace) -> int:
         raise RagsecError(f"--limit must be >= 4 questions for grouped cross-validation (got {args.limit})")
     if args.length_matched and args.question_matched:
         raise RagsecError("--length-matched and --question-matched are alternatives: give one")
+    if getattr(args, "record_transfer", None) and not Path(args.record_transfer).is_file():
+        raise RagsecError(f"--record-transfer: no detector file at '{args.record_transfer}'")
     if args.max_new_tokens < 1 or not 0 < args.temperature <= 5:
         raise RagsecError("--max-new-tokens must be >= 1 and --temperature in (0, 5]")
     records = load_records(data)[: args.limit]
@@ -65,8 +68,13 @@ def cmd_dscan(args: argparse.Namespace) -> int:
     from threadpoolctl import threadpool_limits  # a scikit-learn dependency
 
     with threadpool_limits(limits=max(1, args.threads)):  # BLAS spin-waits are costly on a shared CPU
-        results = analyse(raw, args, data, time.perf_counter() - t0)
-
+        if getattr(args, "train_controls", False):
+            results = analyse_controls(raw, args, data, _command(args, data))
+        else:
+            results = analyse(raw, args, data)
+        results.update(_common(raw, args, data, time.perf_counter() - t0))
+    if getattr(args, "record_transfer", None):
+        record_transfer(Path(args.record_transfer), results["recorded_detector"], data)
     write_text_atomic(args.out, json.dumps(results, indent=2) + "\n")
     print(f"wrote {args.out}: auc={_fmt(results['auc'])} f1={_fmt(results['f1'])} "
           f"localisation={_fmt(results['localisation_acc'])} ({results['config']['pairs']} pairs)")
@@ -137,9 +145,12 @@ def _rows(todo: list[tuple[dict[str, Any], str, str]], args: argparse.Namespace)
     return serial_map(_open_models(args), _run_item, todo)
 
 
-def _conds(args: argparse.Namespace) -> tuple[str, str]:
+def _conds(args: argparse.Namespace) -> tuple[str, ...]:
     """Cache keys are `<question id>:<cond>` under the raw config: the poisoned prompt depends only on the
-    record and the seed, so a length-matched run shares the normal run's poisoned rows."""
+    record and the seed, so a length-matched run shares the normal run's poisoned rows, and a
+    `--train-controls` run (every condition) shares the rows of all the others."""
+    if getattr(args, "train_controls", False):
+        return CONDITIONS
     if getattr(args, "question_matched", False):
         return ("clean_qm", "poisoned")
     return ("clean_lm" if getattr(args, "length_matched", False) else "clean", "poisoned")
@@ -179,7 +190,7 @@ def run_prompt(llm: Any, embedder: Any, rec: dict[str, Any], cond: str, args: ar
     rendered = render_prompt(llm, rec["question"], pair[cond])
     pmap, answers = capture(llm, rendered.prompt, rendered.spans, args.n_samples, args.max_new_tokens,
                             args.temperature, args.seed)
-    stats = [layer_stats(a, pmap) for a in answers]
+    stats = [layer_stats(a, pmap, rec["question"]) for a in answers]
     emb = embedder.embed([a.text for a in answers])
     correct = rec.get("correct answer") or []
     correct = correct if isinstance(correct, list) else [correct]
@@ -189,8 +200,9 @@ def run_prompt(llm: Any, embedder: Any, rec: dict[str, Any], cond: str, args: ar
         "key": f"{rec.get('id')}:{cond}",
         "config": _raw_config(args),
         "id": str(rec.get("id")),
-        "label": int(cond == "poisoned"),
-        "poison_idx": pair["positions"] if cond == "poisoned" else [],
+        "cond": cond,
+        "label": int(cond in POISONED),
+        "poison_idx": pair["positions"] if cond in POISONED else [],
         "answers": [a.text for a in answers],
         "attack_success": bool(target) and overlaps(greedy, target),
         "correct": any(overlaps(greedy, str(c)) for c in correct),
@@ -242,9 +254,9 @@ def zero_shot_score(llm: Any, question: str, texts: list[str]) -> float:
     return yes / (yes + no) if yes + no > 0 else 0.5
 
 
-def analyse(raw: list[dict[str, Any]], args: argparse.Namespace, data: Path, seconds: float) -> dict[str, Any]:
+def analyse(raw: list[dict[str, Any]], args: argparse.Namespace, data: Path) -> dict[str, Any]:
+    """One pair kind (plain, or the control a flag names): the paper's protocol and its ablations."""
     import numpy as np
-
 
     rows_all = [[LayerStats.from_dict(s) for s in r["stats"]] for r in raw]
     emb_all = [np.asarray(r["embeddings"]) for r in raw]
@@ -285,7 +297,6 @@ def analyse(raw: list[dict[str, Any]], args: argparse.Namespace, data: Path, sec
         detector.save(args.save_detector)
     zs = [r["zero_shot"] for r in raw]
     zero = {"auc": ev.auc(y, np.array(zs)), "f1": ev.f1(y, np.array(zs))} if None not in zs else None
-    att_dir = data.parent / "attention"
     return {
         "auc": main["auc"], "f1": main["f1"], **ev.success_failure(y, main["oof"], success),
         "localisation_acc": ev.localisation(rows, main["layers_of"], poison_idx, y),
@@ -296,12 +307,10 @@ def analyse(raw: list[dict[str, Any]], args: argparse.Namespace, data: Path, sec
         "fold_bands": main["bands"],
         "single_feature_auc": {"all_layers": ev.single_feature_auc(rows, emb, y, layer_bands(n_layers)["all"]),
                                "selected_band": ev.single_feature_auc(rows, emb, y, layers)},
-        "shipped_detector": ev.shipped_detector(rows_all, emb_all, y, n_max),
         "per_layer_auc": ev.per_layer_auc(rows, y),
         "per_layer_localisation": ev.per_layer_localisation(rows, poison_idx, y),
         "attack_success_rate": float(success[y == 1].mean()),
         "clean_accuracy": float(np.mean([r["correct"] for r in raw if r["label"] == 0])),
-        "mean_prompt_tokens": float(np.mean([r["prompt_tokens"] for r in raw])),
         "mean_prompt_tokens_clean": float(np.mean(tokens[y == 0])),
         "mean_prompt_tokens_poisoned": float(np.mean(tokens[y == 1])),
         # the length confound: prompt tokens alone as the score (< 0.5: poisoned prompts are shorter), and
@@ -309,12 +318,35 @@ def analyse(raw: list[dict[str, Any]], args: argparse.Namespace, data: Path, sec
         "prompt_length_auc": length_auc,
         "prompt_length_auc_best": None if length_auc is None else max(length_auc, 1 - length_auc),
         "detector": detector.to_dict(),
+    }
+
+
+def _common(raw: list[dict[str, Any]], args: argparse.Namespace, data: Path, seconds: float) -> dict[str, Any]:
+    """What every results file carries, whichever analysis made it: the shipped detector on this run's
+    prompts (per pair present), prompt lengths, the 7B reference, the paper's figures and the config."""
+    import numpy as np
+
+    rows = [[LayerStats.from_dict(s) for s in r["stats"]] for r in raw]
+    emb = [np.asarray(r["embeddings"]) for r in raw]
+    y = np.array([r["label"] for r in raw])
+    conds = [cond_of(r) for r in raw]
+    att_dir = data.parent / "attention"
+    recorded = getattr(args, "record_transfer", None)
+    return {
+        "shipped_detector": ev.shipped_detector(rows, emb, y, args.n_samples, conds, CONTROL_PAIRS),
+        **({"recorded_detector": ev.shipped_detector(rows, emb, y, args.n_samples, conds, CONTROL_PAIRS, Path(recorded))}
+           if recorded else {}),
+        "mean_prompt_tokens": float(np.mean([r["prompt_tokens"] for r in raw])),
+        "mean_prompt_tokens_by_condition": {c: float(np.mean([r["prompt_tokens"] for r, k in zip(raw, conds) if k == c]))
+                                            for c in sorted(set(conds))},
         "reference_7b": ev.reference_7b(att_dir, data.stem) if att_dir.is_dir() else {},
         "paper": PAPER,
-        "config": {"data": str(data), "pairs": int(len(y) // 2), "prompts": len(y), **_raw_config(args),
+        "config": {"data": str(data), "pairs": len({r["id"] for r in raw}), "prompts": len(raw), **_raw_config(args),
                    "zero_shot": not args.no_zero_shot,
                    "length_matched": bool(getattr(args, "length_matched", False)),
                    "question_matched": bool(getattr(args, "question_matched", False)),
+                   "train_controls": bool(getattr(args, "train_controls", False)),
+                   "conditions": sorted(set(conds)),
                    "n_docs": N_DOCS, "n_poison": N_POISON, "folds": 5, "model": DEFAULT_MODEL_ID,
                    "seconds": round(seconds, 1), "command": _command(args, data)},
     }
@@ -326,4 +358,5 @@ def _command(args: argparse.Namespace, data: Path) -> str:
     cmd += " --no-zero-shot" if args.no_zero_shot else ""
     cmd += " --length-matched" if getattr(args, "length_matched", False) else ""
     cmd += " --question-matched" if getattr(args, "question_matched", False) else ""
+    cmd += " --train-controls" if getattr(args, "train_controls", False) else ""
     return cmd + f" --out {Path(args.out).name}" + (f" --save-detector {args.save_detector}" if args.save_detector else "")

@@ -9,7 +9,9 @@ ones they replace, so prompt length alone separates the pairs; `clean_lm` cuts (
 extends (with the question's own spare retrieved passages, none used twice) the two benign passages at
 the poisoned positions to the poisoned passages' token counts. Question overlap: every black-box poison
 begins with the question, which may draw attention by itself; `clean_qm` also begins those two benign
-passages with the question. The other three passages and all positions are identical.
+passages with the question. The other three passages and all positions are identical. And the other
+way round: `poisoned_text` plants the same two adversarial texts without the question in front (the
+`text` attack form), a poison that does not restate the question.
 """
 
 from __future__ import annotations
@@ -24,6 +26,18 @@ from ragsec_core._util.errors import RagsecError
 from ragsec_core.data.corpus import read_json
 
 N_DOCS, N_POISON = 5, 2
+# Every prompt kind a pair can yield, and which are poisoned (label 1).
+CONDITIONS = ("clean", "clean_lm", "clean_qm", "poisoned", "poisoned_text")
+POISONED = frozenset({"poisoned", "poisoned_text"})
+# The evaluation pairs: name -> (clean condition, poisoned condition). `--train-controls` trains on all
+# conditions and reports the out-of-fold AUC of each pair.
+CONTROL_PAIRS = {
+    "plain": ("clean", "poisoned"),
+    "length_matched": ("clean_lm", "poisoned"),
+    "question_matched": ("clean_qm", "poisoned"),
+    "text": ("clean", "poisoned_text"),
+    "text_question_matched": ("clean_qm", "poisoned_text"),
+}
 
 
 def load_records(path: Path) -> list[dict[str, Any]]:
@@ -54,17 +68,19 @@ def build_pair(rec: dict[str, Any], seed: int, count: Callable[[str], int] = len
     clean = [str(c.get("text", "")) for c in rec["context"][:N_DOCS]]
     positions = sorted(rng.sample(range(N_DOCS), N_POISON))
     advs = rng.sample(list(rec["adv_texts"]), N_POISON)
-    poisoned = list(clean)
+    poisoned, poisoned_text = list(clean), list(clean)
     prefix = f"{rec['question'].rstrip('?. ')}. "  # the black-box form: the question, then the adversarial text
     for pos, adv in zip(positions, advs):
         poisoned[pos] = prefix + adv
+        poisoned_text[pos] = adv
     spare = [str(c.get("text", "")) for c in rec["context"][N_DOCS:]]
     spare_qm = list(spare)
     clean_lm, clean_qm = list(clean), list(clean)
     for pos in positions:
         clean_lm[pos] = match_length(clean[pos], count(poisoned[pos]), spare, count)
         clean_qm[pos] = match_length(f"{prefix}{clean[pos]}", count(poisoned[pos]), spare_qm, count)
-    return {"clean": clean, "poisoned": poisoned, "positions": positions, "clean_lm": clean_lm, "clean_qm": clean_qm}
+    return {"clean": clean, "poisoned": poisoned, "poisoned_text": poisoned_text, "positions": positions,
+            "clean_lm": clean_lm, "clean_qm": clean_qm}
 
 
 def match_length(text: str, target: int, spare: list[str], count: Callable[[str], int] = len) -> str:

@@ -94,8 +94,15 @@ def _dscan(subparsers: Any) -> None:
     p.add_argument("--question-matched", action="store_true",
                    help="control: as --length-matched, and the clean passages at the poisoned positions also begin "
                         "with the question, as the black-box poisons do")
+    p.add_argument("--train-controls", action="store_true",
+                   help="train and select on every prompt kind of a question (clean, length- and question-matched "
+                        "clean, the poison with and without the question in front) and report each pair; the "
+                        "threshold is set at FPR <= 10%% on the question-matched clean prompts")
     p.add_argument("--no-zero-shot", action="store_true", help="skip the zero-shot baseline (one extra pass per prompt)")
     p.add_argument("--save-detector", default=None, help="write the detector trained on all pairs to this JSON")
+    p.add_argument("--record-transfer", default=None, metavar="DETECTOR",
+                   help="write this run's evaluation of the detector file DETECTOR into its own info.transfer "
+                        "(run on data it was not trained on)")
     p.add_argument("--threads", type=int, default=1,
                    help="torch CPU threads, also of each Ray actor (1 is fastest on a shared machine: OpenMP spin-waits "
                         "under contention)")

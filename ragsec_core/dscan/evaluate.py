@@ -88,23 +88,63 @@ def first_samples(
 
 
 def shipped_detector(
-    rows: Sequence[Sequence[LayerStats]], embeddings: Sequence[np.ndarray | None], y: np.ndarray, n_samples: int
+    rows: Sequence[Sequence[LayerStats]], embeddings: Sequence[np.ndarray | None], y: np.ndarray, n_samples: int,
+    conds: Sequence[str] | None = None, pairs: dict[str, tuple[str, str]] | None = None, path: Path | None = None,
 ) -> dict[str, Any] | None:
     """The shipped detector, unchanged, on this run's prompts: what the app would report for them. Unlike
     the cross-validated numbers this is not out-of-fold where the run is the detector's own training data
     (its `info` names it); on other data or controls it is a transfer test, and the FPR at its threshold
-    is the share of clean prompts the app would flag."""
+    is the share of clean prompts the app would flag. With the rows' conditions and the evaluation
+    `pairs` (clean condition, poisoned condition), it also reports each pair present (`by_control`)."""
     try:
-        det = Detector.load()
+        det = Detector.load(path)
     except RagsecError:  # no readable shipped detector: nothing to transfer
         return None
     if det.n_samples > n_samples:
         return None
     x = feature_matrix(*first_samples(rows, embeddings, det.n_samples), det.layers, det.features)
     p = det.predict_proba(x)
-    hit = p >= det.threshold
-    return {"auc": auc(y, p), "tpr": float(hit[y == 1].mean()), "fpr": float(hit[y == 0].mean()),
-            "threshold": det.threshold, "trained_on": det.info.get("trained_on"), "n_samples": det.n_samples}
+    out: dict[str, Any] = {**operating_point(y, p, det.threshold), "threshold": det.threshold,
+                           "trained_on": det.info.get("trained_on"), "n_samples": det.n_samples}
+    if conds is not None and pairs:
+        out["by_control"] = pair_metrics(y, p, conds, pairs, det.threshold)
+    return out
+
+
+def operating_point(y: np.ndarray, p: np.ndarray, threshold: float) -> dict[str, Any]:
+    """AUC, and TPR / FPR when every score >= `threshold` is flagged."""
+    y, hit = np.asarray(y), np.asarray(p) >= threshold
+    return {"auc": auc(y, p),
+            "tpr": float(hit[y == 1].mean()) if (y == 1).any() else None,
+            "fpr": float(hit[y == 0].mean()) if (y == 0).any() else None}
+
+
+def pair_metrics(
+    y: np.ndarray, p: np.ndarray, conds: Sequence[str], pairs: dict[str, tuple[str, str]], threshold: float = 0.5,
+) -> dict[str, dict[str, Any]]:
+    """Per evaluation pair whose two conditions are both present: AUC, F1 at 0.5, TPR / FPR at `threshold`."""
+    conds_a = np.asarray(conds)
+    out: dict[str, dict[str, Any]] = {}
+    for name, (clean, poisoned) in pairs.items():
+        sel = (conds_a == clean) | (conds_a == poisoned)
+        if (conds_a == clean).any() and (conds_a == poisoned).any():
+            out[name] = {**operating_point(y[sel], p[sel], threshold), "f1": f1(y[sel], p[sel]), "prompts": int(sel.sum())}
+    return out
+
+
+def tpr_at_fpr(y: np.ndarray, p: np.ndarray, max_fprs: Sequence[float] = (0.01, 0.05, 0.10, 0.20)) -> dict[str, float]:
+    """The best operating points: TPR when the threshold flags at most each share of these clean scores."""
+    y, p = np.asarray(y), np.asarray(p)
+    return {f"{m:.2f}": float(np.mean(p[y == 1] >= fpr_threshold(p[y == 0], m))) for m in max_fprs}
+
+
+def fpr_threshold(clean_scores: np.ndarray, max_fpr: float) -> float:
+    """The lowest threshold that flags at most `max_fpr` of these clean scores (flag: score >= threshold)."""
+    s = np.sort(np.asarray(clean_scores, dtype=np.float64))[::-1]
+    allowed = int(np.floor(max_fpr * len(s) + 1e-9))
+    if allowed >= len(s):
+        return 0.0
+    return float(np.nextafter(s[allowed], np.inf))
 
 
 def success_failure(y: np.ndarray, oof: np.ndarray, success: np.ndarray) -> dict[str, Any]:
