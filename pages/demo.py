@@ -76,6 +76,7 @@ if "poisoned" in r:
     )
 if "dscan_poisoned" in r:
     from ragsec_core.views.attention import (
+        detector_help,
         doc_layer_weights,
         entropy_context,
         heatmap_figure,
@@ -87,7 +88,7 @@ if "dscan_poisoned" in r:
         res, tr = r[key], r[tkey]
         ctx = entropy_context(res, get_detector())
         with col:
-            st.metric(f"P(poisoned), {title}", f"{res.probability:.2f}")
+            st.metric(f"P(poisoned), {title}", f"{res.probability:.2f}", help=detector_help(get_detector()))
             st.metric(f"Document attention entropy, {title}", f"{ctx.value:.3f}")
             doc_labels = [f"#{tr.hits[s.hit].rank}{' (poison)' if tr.hits[s.hit].poison_spans else ''}" for s in tr.spans]
             st.plotly_chart(heatmap_figure(doc_layer_weights(res), doc_labels, res.implicated), key=f"demo_heat_{title}")

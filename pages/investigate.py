@@ -39,13 +39,6 @@ demo = get_corpus(corpus, None).queries if upload is None and corpus != UPLOAD e
 
 NO_EXAMPLE = "(type your own)"
 
-DETECTOR_HELP = (
-    "Trained on black-box PoisonedRAG poisons, which begin with the question. It separates them from benign "
-    "passages well (AUC 0.89 on NQ, 0.94 on HotpotQA), but it also flags about 2 in 3 benign prompts whose "
-    "passages restate the question: read a high value on FAQ-style text as weak evidence (docs/dscan.md)."
-)
-
-
 def _use_example() -> None:
     if st.session_state["example"] != NO_EXAMPLE:
         st.session_state["query"] = st.session_state["example"]
@@ -120,6 +113,7 @@ if trace is not None:
     result = st.session_state.get("dscan_result")
     if result is not None:
         from ragsec_core.views.attention import (
+            detector_help,
             doc_layer_weights,
             entropy_context,
             heatmap_figure,
@@ -132,7 +126,7 @@ if trace is not None:
         implicated = result.documents[result.implicated]
         m1, m2, m3 = st.columns(3)
         m1.metric("P(poisoned)", f"{result.probability:.2f}", "poisoned" if result.poisoned else "clean",
-                  delta_color="off", delta_arrow="off", help=DETECTOR_HELP)
+                  delta_color="off", delta_arrow="off", help=detector_help(get_detector()))
         m2.metric("Document attention entropy", f"{ctx.value:.3f}",
                   None if ctx.clean_low is None else f"clean range {ctx.clean_low:.2f}–{ctx.clean_high:.2f}",
                   delta_color="off", delta_arrow="off")

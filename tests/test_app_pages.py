@@ -326,6 +326,12 @@ def test_results_detection_and_clear_errors():
     assert dscan_aucs(DSCAN)["D-SCAN (this run)"] == 0.86
     # malformed sections are skipped, never a crash inside a plot
     assert dscan_aucs({"auc": 0.5, "paper": [1], "ablations": 3, "zero_shot": "x"}) == {"D-SCAN (this run)": 0.5}
+    controls = {"auc": 0.7, "headline_pair": "question_matched", "detector": {},
+                "by_control": {"plain": {"auc": 0.9}, "question_matched": {"auc": 0.7}, "text": "x"},
+                "ablations": {"claim only": {"plain": 0.8, "question_matched": 0.6}, "bad": {"plain": 0.1}}}
+    assert detect_kind(controls) == "dscan"
+    assert dscan_aucs(controls) == {"D-SCAN (this run)": 0.7, "D-SCAN, plain pairs": 0.9,
+                                    "D-SCAN, question_matched pairs": 0.7, "ablation: claim only": 0.6}
     assert dscan_roc({"roc": {"fpr": [0, "a"], "tpr": [0, 1]}}) is None
     assert chameleon_detector_rocs({"detectors": {"c": {"qpd": {"roc": {"fpr": [0], "tpr": []}}, "x": 1}}}) == {}
     assert chameleon_lines({"by_alpha_k": {"alpha=1.0,k=5": {"co_retrieval": {"rate": "x"}}, "junk": 1}}) == {}

@@ -1,4 +1,4 @@
-"""The core commands: `ask` (Pass-0), `traces list|show`, `trace` (Pass-1), `report`.
+"""The core commands: `ask` (Pass-0), `traces list|show`, `trace` (Pass-1), `report`, `detector`.
 
 Each command checks its cheap inputs first and imports the model stack only once they pass, so a typo
 fails in milliseconds rather than after a model load.
@@ -130,4 +130,14 @@ def cmd_report(args: argparse.Namespace) -> int:
     src = Path(args.artifact)
     out = Path(args.out) if args.out else src.with_suffix(".html")
     print(f"report: {write_report(out, load_artifact(src))}")
+    return 0
+
+
+def cmd_detector(args: argparse.Namespace) -> int:
+    """The D-SCAN detector file's settings and its own evaluation figures (no model is loaded)."""
+    from ragsec_core.dscan.detector import Detector
+    from ragsec_core.views.attention import detector_help, detector_table
+
+    det = Detector.load(args.path)
+    print(detector_table(det) if args.markdown else detector_help(det))
     return 0

@@ -69,6 +69,71 @@ def entropy_context(result: DscanResult, detector: Detector, feature: str = "doc
     return EntropyContext(value, *(rng if rng else (None, None, None)))
 
 
+CONTROL_LABELS = {  # how the help names each evaluation pair of `bench dscan` (bench.dscan_pairs.CONTROL_PAIRS)
+    "plain": "benign passages",
+    "length_matched": "benign passages cut to the poison's length",
+    "question_matched": "benign passages that restate the question (FAQ-style)",
+    "text": "poisons that do not restate the question",
+    "text_question_matched": "poisons without the question vs FAQ-style benign passages",
+}
+
+
+def detector_help(detector: Detector) -> str:
+    """What P(poisoned) means for this detector, in figures read from its own file (`info.evaluation`,
+    out-of-fold on its training data, and `info.transfer`, other data sets), so the app never shows a
+    figure that belongs to another detector. Plain text: it goes into a tooltip."""
+    info = detector.info
+    lines = [f"Shipped D-SCAN detector for {detector.model or 'the default model'}: N = {detector.n_samples} samples, "
+             f"layers {detector.band or 'all'}, flags P >= {detector.threshold:.2f}"
+             + (f" ({info['threshold_rule']})." if info.get("threshold_rule") else ".")]
+    for title, block in [(f"Out-of-fold on {info.get('trained_on', 'its training data')}", info.get("evaluation", {}))] + [
+        (f"Transfer to {name}", ev) for name, ev in sorted(info.get("transfer", {}).items())
+    ]:
+        by = block.get("by_control") if isinstance(block, dict) else None
+        if not by:
+            continue
+        parts = [f"{CONTROL_LABELS.get(k, k)}: AUC {_fig(v.get('auc'))}, flags {_pct(v.get('tpr'))} of poisoned and "
+                 f"{_pct(v.get('fpr'))} of clean" for k, v in by.items() if isinstance(v, dict)]
+        lines.append(f"{title}: " + "; ".join(parts) + ".")
+    if len(lines) == 1:
+        lines.append("This detector file carries no evaluation figures: retrain it with `ragsec bench dscan --train-controls`.")
+    return " ".join(lines)
+
+
+def detector_table(detector: Detector) -> str:
+    """Markdown table of the detector's own evaluation figures (out-of-fold, then each transfer data set):
+    what docs/dscan.md and the README show, generated from the file (`ragsec detector --markdown`) and
+    compared with it by a test, so the docs cannot drift from the shipped detector."""
+    info = detector.info
+    blocks = [(f"{info.get('trained_on', '?')} (out-of-fold)", info.get("evaluation", {}))]
+    blocks += [(f"{name} (transfer)", ev) for name, ev in sorted(info.get("transfer", {}).items())]
+    lines = [f"Shipped detector: N = {detector.n_samples}, layers {detector.band}, threshold {detector.threshold:.4f}"
+             + (f" ({info['threshold_rule']})" if info.get("threshold_rule") else ""), "",
+             "| data | pair | AUC | TPR at threshold | FPR at threshold | prompts |", "|---|---|---|---|---|---|"]
+    for title, block in blocks:
+        for pair, v in _dict_of(_dict_of(block).get("by_control")).items():
+            v = _dict_of(v)
+            lines.append(f"| {title} | {pair} | {_fig3(v.get('auc'))} | {_pct(v.get('tpr'))} | {_pct(v.get('fpr'))} "
+                         f"| {v.get('prompts', '-')} |")
+    return "\n".join(lines) + "\n"
+
+
+def _dict_of(x: object) -> dict:
+    return x if isinstance(x, dict) else {}
+
+
+def _fig3(x: object) -> str:
+    return f"{x:.3f}" if isinstance(x, (int, float)) else "-"
+
+
+def _fig(x: object) -> str:
+    return f"{x:.2f}" if isinstance(x, (int, float)) else "-"
+
+
+def _pct(x: object) -> str:
+    return f"{x:.0%}" if isinstance(x, (int, float)) else "-"
+
+
 def heatmap_figure(weights: np.ndarray, doc_labels: list[str], implicated: int | None = None) -> go.Figure:
     """Plotly heatmap, documents x layers. Labels come from the corpus: they are HTML-escaped here,
     because plotly renders a subset of HTML in tick labels and hover text."""

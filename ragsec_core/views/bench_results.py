@@ -143,9 +143,15 @@ def dscan_aucs(results: dict[str, Any]) -> dict[str, float]:
     out: dict[str, float] = {}
     if _num(results.get("auc")) is not None:
         out["D-SCAN (this run)"] = float(results["auc"])
-    for name, res in _dict(results.get("ablations")).items():
+    for pair, res in _dict(results.get("by_control")).items():  # a --train-controls run: every pair
         if isinstance(res, dict) and _num(res.get("auc")) is not None:
-            out[f"ablation: {name}"] = float(res["auc"])
+            out[f"D-SCAN, {pair} pairs"] = float(res["auc"])
+    head = str(results.get("headline_pair") or "")
+    for name, res in _dict(results.get("ablations")).items():
+        # one AUC per ablation, or (--train-controls) one per pair: the run's headline pair is plotted
+        value = _num(_dict(res).get("auc")) if "auc" in _dict(res) else _num(_dict(res).get(head))
+        if value is not None:
+            out[f"ablation: {name}"] = float(value)
     zs = results.get("zero_shot")
     if isinstance(zs, dict) and _num(zs.get("auc")) is not None:
         out["zero-shot baseline"] = float(zs["auc"])
