@@ -111,7 +111,7 @@ def test_features_identical_during_generation_and_teacher_forced(llm, poisoned_t
     np.testing.assert_allclose(tf.token_probs, gen.token_probs, atol=2e-5)
     pm = map_prompt(llm, t.prompt, [(s.start, s.end) for s in t.spans])
     layers = list(range(gen.rows.shape[1]))
-    f_gen, f_tf = features([layer_stats(gen, pm)], layers), features([layer_stats(tf, pm)], layers)
+    f_gen, f_tf = features([layer_stats(gen, pm, t.query)], layers), features([layer_stats(tf, pm, t.query)], layers)
     assert f_gen.keys() == set(ALL_FEATURES)
     for name in ALL_FEATURES:
         assert f_gen[name] == pytest.approx(f_tf[name], abs=1e-4), name
