@@ -60,6 +60,18 @@ def pipeline(llm, embedder) -> Callable[..., object]:
     return make
 
 
+@pytest.fixture(scope="module")
+def one_torch_thread():
+    """One torch thread for a module's model runs: on a shared 2-core box OpenMP spin-waits make two
+    threads slower than one. Modules opt in with `pytestmark = pytest.mark.usefixtures(...)`."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 def shared_data(*parts: str) -> Path:
     path = SHARED_DATA.joinpath(*parts)
     if not path.exists():

@@ -26,15 +26,7 @@ MULTIBYTE = [
 ]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """One torch thread for this module: on a shared 2-core box OpenMP spin-waits make 2 threads slower."""
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")

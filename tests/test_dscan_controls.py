@@ -28,14 +28,7 @@ POISON = ("Who composed The Four Seasons. The Four Seasons was composed by Johan
 OTHER = "Venice is a city in northeastern Italy built on more than a hundred small islands."
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _decoded(llm, pmap, mask, k):
@@ -212,12 +205,19 @@ def test_train_controls_run_reports_every_pair_and_ships_its_own_figures(tmp_pat
     saved = Detector.load(det)
     assert saved.threshold == res["threshold"] and saved.n_samples == 2
     assert saved.info["evaluation"]["by_control"] == res["by_control"]
-    # everything is cached now: a second run (no model needed) records its evaluation into the detector file
-    r = subprocess.run([*base, "--out", str(tmp_path / "r2.json"), "--record-transfer", str(det)],
+    # its own training data is not a transfer test: refused, the results still written, the file unchanged
+    r = subprocess.run([*base, "--out", str(tmp_path / "r1.json"), "--record-transfer", str(det)],
                        capture_output=True, text=True, cwd=REPO, timeout=600)
+    assert r.returncode == 2 and "trained on facts.json" in r.stderr and (tmp_path / "r1.json").exists()
+    assert "transfer" not in Detector.load(det).info
+    # the same questions under another name (all cached: no model) record their evaluation into the file
+    other = tmp_path / "facts_copy.json"
+    other.write_text(data.read_text())
+    r = subprocess.run([*[str(other) if a == str(data) else a for a in base], "--out", str(tmp_path / "r2.json"),
+                        "--record-transfer", str(det)], capture_output=True, text=True, cwd=REPO, timeout=600)
     assert r.returncode == 0 and "loading models" not in r.stderr, r.stderr[-3000:]
     again = json.loads((tmp_path / "r2.json").read_text())
-    recorded = Detector.load(det).info["transfer"]["facts"]
+    recorded = Detector.load(det).info["transfer"]["facts_copy"]
     assert recorded["by_control"] == again["recorded_detector"]["by_control"]
     assert set(recorded["by_control"]) == set(CONTROL_PAIRS)
 

@@ -73,9 +73,9 @@ def cmd_dscan(args: argparse.Namespace) -> int:
         else:
             results = analyse(raw, args, data)
         results.update(_common(raw, args, data, time.perf_counter() - t0))
+    write_text_atomic(args.out, json.dumps(results, indent=2) + "\n")  # first: a refused record loses nothing
     if getattr(args, "record_transfer", None):
         record_transfer(Path(args.record_transfer), results["recorded_detector"], data)
-    write_text_atomic(args.out, json.dumps(results, indent=2) + "\n")
     print(f"wrote {args.out}: auc={_fmt(results['auc'])} f1={_fmt(results['f1'])} "
           f"localisation={_fmt(results['localisation_acc'])} ({results['config']['pairs']} pairs)")
     return 0

@@ -144,5 +144,7 @@ def record_transfer(path: Path, shipped: dict[str, Any] | None, data: Path) -> N
         raise RagsecError(f"--record-transfer: the detector at '{path}' could not score this run "
                           "(unreadable, or it needs more samples than --n-samples)")
     det = Detector.load(path)
+    if det.info.get("trained_on") == data.name:
+        raise RagsecError(f"--record-transfer: '{path}' was trained on {data.name}; its transfer figures need other data")
     det.info.setdefault("transfer", {})[data.stem] = {k: shipped[k] for k in ("auc", "tpr", "fpr", "by_control") if k in shipped}
     det.save(path)

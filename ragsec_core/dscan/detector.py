@@ -73,7 +73,7 @@ class Detector:
 
     def predict_proba(self, x: np.ndarray) -> np.ndarray:
         """P(poisoned) for rows of a feature matrix ordered as `self.features`."""
-        return 1.0 / (1.0 + np.exp(-self.decision(np.atleast_2d(x))))
+        return 0.5 * (1.0 + np.tanh(0.5 * self.decision(np.atleast_2d(x))))  # the logistic, without overflow
 
     def probability(self, feats: dict[str, float]) -> float:
         missing = [f for f in self.features if f not in feats]
