@@ -25,7 +25,7 @@ from tqdm import tqdm
 
 from ragsec_core._util.atomic import write_text_atomic
 from ragsec_core._util.errors import RagsecError
-from ragsec_core.bench.dscan_controls import analyse_controls, cond_of, record_transfer
+from ragsec_core.bench.dscan_controls import analyse_controls, cond_of, parse_stats, record_transfer
 from ragsec_core.bench.dscan_pairs import CONDITIONS, CONTROL_PAIRS, N_DOCS, N_POISON, POISONED, build_pair, load_records
 from ragsec_core.bench.fanout import Failed, connected, pin_threads, ray_map, serial_map, shippable
 from ragsec_core.data.trace import overlaps
@@ -68,11 +68,12 @@ def cmd_dscan(args: argparse.Namespace) -> int:
     from threadpoolctl import threadpool_limits  # a scikit-learn dependency
 
     with threadpool_limits(limits=max(1, args.threads)):  # BLAS spin-waits are costly on a shared CPU
+        rows, emb = parse_stats(raw)
         if getattr(args, "train_controls", False):
-            results = analyse_controls(raw, args, data, _command(args, data))
+            results = analyse_controls(raw, rows, emb, args, data, _command(args, data))
         else:
-            results = analyse(raw, args, data)
-        results.update(_common(raw, args, data, time.perf_counter() - t0))
+            results = analyse(raw, rows, emb, args, data)
+        results.update(_common(raw, rows, emb, args, data, time.perf_counter() - t0))
     write_text_atomic(args.out, json.dumps(results, indent=2) + "\n")  # first: a refused record loses nothing
     if getattr(args, "record_transfer", None):
         record_transfer(Path(args.record_transfer), results["recorded_detector"], data)
@@ -254,12 +255,13 @@ def zero_shot_score(llm: Any, question: str, texts: list[str]) -> float:
     return yes / (yes + no) if yes + no > 0 else 0.5
 
 
-def analyse(raw: list[dict[str, Any]], args: argparse.Namespace, data: Path) -> dict[str, Any]:
-    """One pair kind (plain, or the control a flag names): the paper's protocol and its ablations."""
+def analyse(
+    raw: list[dict[str, Any]], rows_all: list[list[LayerStats]], emb_all: list[Any], args: argparse.Namespace, data: Path,
+) -> dict[str, Any]:
+    """One pair kind (plain, or the control a flag names): the paper's protocol and its ablations.
+    `rows_all` / `emb_all` are `parse_stats(raw)`."""
     import numpy as np
 
-    rows_all = [[LayerStats.from_dict(s) for s in r["stats"]] for r in raw]
-    emb_all = [np.asarray(r["embeddings"]) for r in raw]
     y = np.array([r["label"] for r in raw])
     groups = np.array([r["id"] for r in raw])
     success = np.array([bool(r["attack_success"]) for r in raw])
@@ -321,13 +323,14 @@ def analyse(raw: list[dict[str, Any]], args: argparse.Namespace, data: Path) -> 
     }
 
 
-def _common(raw: list[dict[str, Any]], args: argparse.Namespace, data: Path, seconds: float) -> dict[str, Any]:
+def _common(
+    raw: list[dict[str, Any]], rows: list[list[LayerStats]], emb: list[Any], args: argparse.Namespace, data: Path,
+    seconds: float,
+) -> dict[str, Any]:
     """What every results file carries, whichever analysis made it: the shipped detector on this run's
     prompts (per pair present), prompt lengths, the 7B reference, the paper's figures and the config."""
     import numpy as np
 
-    rows = [[LayerStats.from_dict(s) for s in r["stats"]] for r in raw]
-    emb = [np.asarray(r["embeddings"]) for r in raw]
     y = np.array([r["label"] for r in raw])
     conds = [cond_of(r) for r in raw]
     att_dir = data.parent / "attention"

@@ -61,10 +61,18 @@ def cond_of(row: dict[str, Any]) -> str:
     return str(row.get("cond") or row["key"].rsplit(":", 1)[1])
 
 
-def analyse_controls(raw: list[dict[str, Any]], args: argparse.Namespace, data: Path, command: str) -> dict[str, Any]:
-    """Out-of-fold evaluation of a detector trained on every condition; the results JSON's body."""
-    rows_all = [[LayerStats.from_dict(s) for s in r["stats"]] for r in raw]
-    emb_all = [np.asarray(r["embeddings"]) for r in raw]
+def parse_stats(raw: list[dict[str, Any]]) -> tuple[list[list[LayerStats]], list[np.ndarray]]:
+    """Every prompt's per-sample statistics and answer embeddings from its cache row, parsed once per run
+    (the analysis and the shipped-detector evaluation both read them)."""
+    return [[LayerStats.from_dict(s) for s in r["stats"]] for r in raw], [np.asarray(r["embeddings"]) for r in raw]
+
+
+def analyse_controls(
+    raw: list[dict[str, Any]], rows_all: list[list[LayerStats]], emb_all: list[np.ndarray],
+    args: argparse.Namespace, data: Path, command: str,
+) -> dict[str, Any]:
+    """Out-of-fold evaluation of a detector trained on every condition; the results JSON's body.
+    `rows_all` / `emb_all` are `parse_stats(raw)`."""
     y = np.array([int(cond_of(r) in POISONED) for r in raw])
     groups = np.array([r["id"] for r in raw])
     conds = [cond_of(r) for r in raw]

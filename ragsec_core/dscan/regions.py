@@ -39,11 +39,16 @@ def _marked_chars(text: str, words: frozenset[str]) -> np.ndarray:
     return marked
 
 
-def _tokens_touching(pmap: PromptMap, marked: np.ndarray) -> np.ndarray:
+def _any_marked(marked: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Per character range [start, end): does it hold a marked character? (one prefix sum for all ranges)"""
     covered = np.concatenate([[0], np.cumsum(marked)])
+    return (covered[ends] - covered[starts]) > 0
+
+
+def _tokens_touching(pmap: PromptMap, marked: np.ndarray) -> np.ndarray:
     starts = np.array([min(a, len(pmap.text)) for a, _ in pmap.offsets], dtype=np.int64)
     ends = np.array([min(b, len(pmap.text)) for _, b in pmap.offsets], dtype=np.int64)
-    return (covered[ends] - covered[starts]) > 0
+    return _any_marked(marked, starts, ends)
 
 
 def token_mask(pmap: PromptMap, words: frozenset[str]) -> np.ndarray:
@@ -58,12 +63,11 @@ def sentence_mask(pmap: PromptMap, words: frozenset[str]) -> np.ndarray:
     is a sentence; its answer word alone is one or two tokens of it."""
     if not words or not pmap.text:
         return np.zeros(pmap.n_tokens, dtype=bool)
-    marked = _marked_chars(pmap.text, words)
-    covered = np.concatenate([[0], np.cumsum(marked)])
+    spans = np.array([m.span() for m in _SENTENCE.finditer(pmap.text)], dtype=np.int64).reshape(-1, 2)
+    stating = _any_marked(_marked_chars(pmap.text, words), spans[:, 0], spans[:, 1])
     sentences = np.zeros(len(pmap.text), dtype=np.int64)
-    for m in _SENTENCE.finditer(pmap.text):
-        if covered[m.end()] - covered[m.start()] > 0:
-            sentences[m.start():m.end()] = 1
+    for a, b in spans[stating]:
+        sentences[a:b] = 1
     return _tokens_touching(pmap, sentences)
 
 

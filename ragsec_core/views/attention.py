@@ -78,6 +78,20 @@ CONTROL_LABELS = {  # how the help names each evaluation pair of `bench dscan` (
 }
 
 
+def _evaluations(detector: Detector) -> list[tuple[str, str, dict]]:
+    """(kind, data set, figures by pair) of every evaluation the detector file carries: its out-of-fold
+    figures first, then each transfer data set; blocks without per-pair figures are left out."""
+    info = detector.info
+    blocks = [("out-of-fold", str(info.get("trained_on", "its training data")), info.get("evaluation"))]
+    blocks += [("transfer", str(name), ev) for name, ev in sorted(_as_dict(info.get("transfer")).items())]
+    out = []
+    for kind, data, block in blocks:
+        by = {k: v for k, v in _as_dict(_as_dict(block).get("by_control")).items() if isinstance(v, dict)}
+        if by:
+            out.append((kind, data, by))
+    return out
+
+
 def detector_help(detector: Detector) -> str:
     """What P(poisoned) means for this detector, in figures read from its own file (`info.evaluation`,
     out-of-fold on its training data, and `info.transfer`, other data sets), so the app never shows a
@@ -86,14 +100,10 @@ def detector_help(detector: Detector) -> str:
     lines = [f"Shipped D-SCAN detector for {detector.model or 'the default model'}: N = {detector.n_samples} samples, "
              f"layers {detector.band or 'all'}, flags P >= {detector.threshold:.2f}"
              + (f" ({info['threshold_rule']})." if info.get("threshold_rule") else ".")]
-    for title, block in [(f"Out-of-fold on {info.get('trained_on', 'its training data')}", info.get("evaluation", {}))] + [
-        (f"Transfer to {name}", ev) for name, ev in sorted(info.get("transfer", {}).items())
-    ]:
-        by = block.get("by_control") if isinstance(block, dict) else None
-        if not by:
-            continue
-        parts = [f"{CONTROL_LABELS.get(k, k)}: AUC {_fig(v.get('auc'))}, flags {_pct(v.get('tpr'))} of poisoned and "
-                 f"{_pct(v.get('fpr'))} of clean" for k, v in by.items() if isinstance(v, dict)]
+    for kind, data, by in _evaluations(detector):
+        title = f"Out-of-fold on {data}" if kind == "out-of-fold" else f"Transfer to {data}"
+        parts = [f"{CONTROL_LABELS.get(k, k)}: AUC {_num(v.get('auc'), '.2f')}, flags {_num(v.get('tpr'), '.0%')} of "
+                 f"poisoned and {_num(v.get('fpr'), '.0%')} of clean" for k, v in by.items()]
         lines.append(f"{title}: " + "; ".join(parts) + ".")
     if len(lines) == 1:
         lines.append("This detector file carries no evaluation figures: retrain it with `ragsec bench dscan --train-controls`.")
@@ -105,33 +115,23 @@ def detector_table(detector: Detector) -> str:
     what docs/dscan.md and the README show, generated from the file (`ragsec detector --markdown`) and
     compared with it by a test, so the docs cannot drift from the shipped detector."""
     info = detector.info
-    blocks = [(f"{info.get('trained_on', '?')} (out-of-fold)", info.get("evaluation", {}))]
-    blocks += [(f"{name} (transfer)", ev) for name, ev in sorted(info.get("transfer", {}).items())]
     lines = [f"Shipped detector: N = {detector.n_samples}, layers {detector.band}, threshold {detector.threshold:.4f}"
              + (f" ({info['threshold_rule']})" if info.get("threshold_rule") else ""), "",
              "| data | pair | AUC | TPR at threshold | FPR at threshold | prompts |", "|---|---|---|---|---|---|"]
-    for title, block in blocks:
-        for pair, v in _dict_of(_dict_of(block).get("by_control")).items():
-            v = _dict_of(v)
-            lines.append(f"| {title} | {pair} | {_fig3(v.get('auc'))} | {_pct(v.get('tpr'))} | {_pct(v.get('fpr'))} "
-                         f"| {v.get('prompts', '-')} |")
+    for kind, data, by in _evaluations(detector):
+        for pair, v in by.items():
+            lines.append(f"| {data} ({kind}) | {pair} | {_num(v.get('auc'), '.3f')} | {_num(v.get('tpr'), '.0%')} "
+                         f"| {_num(v.get('fpr'), '.0%')} | {v.get('prompts', '-')} |")
     return "\n".join(lines) + "\n"
 
 
-def _dict_of(x: object) -> dict:
+def _as_dict(x: object) -> dict:
     return x if isinstance(x, dict) else {}
 
 
-def _fig3(x: object) -> str:
-    return f"{x:.3f}" if isinstance(x, (int, float)) else "-"
-
-
-def _fig(x: object) -> str:
-    return f"{x:.2f}" if isinstance(x, (int, float)) else "-"
-
-
-def _pct(x: object) -> str:
-    return f"{x:.0%}" if isinstance(x, (int, float)) else "-"
+def _num(x: object, spec: str) -> str:
+    """A figure from the file in `spec`, or '-' where the file holds none."""
+    return format(x, spec) if isinstance(x, (int, float)) else "-"
 
 
 def heatmap_figure(weights: np.ndarray, doc_labels: list[str], implicated: int | None = None) -> go.Figure:
