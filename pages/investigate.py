@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from pages.backend import with_generator
 from pages.common import (
     UPLOAD,
     corpus_picker,
@@ -12,6 +13,7 @@ from pages.common import (
     get_corpus,
     get_detector,
     get_embedder,
+    get_llm,
     index_field,
     pipeline_for,
     show_error,
@@ -21,7 +23,7 @@ from pages.common import (
 )
 from ragsec_core._util.errors import RagsecError
 from ragsec_core._util.text import escape_controls
-from ragsec_core.views.highlight import plain_label
+from ragsec_core.views.highlight import escape_markdown, plain_label
 
 ensure_routed()
 st.title("Investigate")
@@ -56,6 +58,7 @@ if ask:
             pipeline = pipeline_for(corpus, variant, upload, index)
             if pipeline is None:
                 raise RagsecError("upload a corpus file first (.jsonl, .csv or attack .json)")
+            pipeline = with_generator(pipeline)
             status.update(label="Retrieving and generating ...")
             trace = pipeline.ask(query, k=int(k), alpha=float(alpha))
             trace_store().append(trace)
@@ -65,8 +68,8 @@ if ask:
                 from ragsec_core.dscan.detector import analyse_trace
 
                 status.update(label="Attention analysis (D-SCAN) ...")
-                st.session_state["dscan_result"] = analyse_trace(
-                    trace, pipeline.llm, detector=get_detector(), embedder=get_embedder(), keep_rows=True
+                st.session_state["dscan_result"] = analyse_trace(  # an endpoint's trace: on the local surrogate
+                    trace, get_llm(), detector=get_detector(), embedder=get_embedder(), keep_rows=True
                 )
             status.update(label="Done", state="complete")
     except RagsecError as exc:
@@ -122,6 +125,9 @@ if trace is not None:
         from ragsec_core.views.highlight import shade_html
 
         st.subheader("Attention over the retrieved documents (D-SCAN)")
+        if result.surrogate:
+            st.info(f"Surrogate: the answer came from an endpoint, so this attention is the local model's "
+                    f"({escape_markdown(result.surrogate)}) reading the same prompt and answer.")
         ctx = entropy_context(result, get_detector())
         implicated = result.documents[result.implicated]
         m1, m2, m3 = st.columns(3)
@@ -138,7 +144,7 @@ if trace is not None:
         labels = [f"#{trace.hits[sp.hit].rank} {sp.chunk_id}" for sp in trace.spans]
         st.plotly_chart(heatmap_figure(doc_layer_weights(result), labels, result.implicated), key="heatmap")
         st.caption("Token-level attention from the answer (detector's layer band, mean over heads and answer tokens)")
-        for sp, ranges in zip(trace.spans, token_weights(result, trace, st.session_state["pipeline"].llm)):
+        for sp, ranges in zip(trace.spans, token_weights(result, trace, get_llm())):
             with st.expander(f"#{trace.hits[sp.hit].rank} {plain_label(sp.chunk_id)}", expanded=sp.hit == implicated.hit):
                 show_html(shade_html(trace.hits[sp.hit].text, ranges))
     with st.expander("Rendered prompt"):

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from pages.backend import generator_for
 from pages.common import (
     ensure_routed,
-    get_llm,
     get_pipeline,
     show_error,
     show_html,
@@ -85,9 +85,9 @@ if st.button("Run Pass-1", type="primary", key="tb_run"):
     try:
         with st.status("Tracing back ...", expanded=False) as status:
             status.update(label="Loading the model (first time only) ...")
-            llm = get_llm()
+            llm = generator_for(trace)
             if llm.model_id != trace.model.get("id"):
-                st.warning("This trace was made with another model; the replay uses the default model.")
+                st.warning("This trace was made with another model; the replay uses the one picked in the sidebar.")
             status.update(label="Replaying masked prompts (fast path → chunk → sentence → phrase → bisection) ...")
             result = run_pass1(llm, trace, trigger, objective, mask_mode)
             art = Artifact(trace, result)

@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ragsec_core._util.errors import RagsecError
 from ragsec_core._util.inputs import check_params, check_query
@@ -17,6 +18,7 @@ from ragsec_core._util.paths import cache_dir
 from ragsec_core._util.text import tokenize
 from ragsec_core.data.corpus import Chunk, Corpus, chunk_corpus
 from ragsec_core.data.trace import Labels, PromptSpan, Trace, TraceHit, compute_signals, new_trace_id, now_iso
+from ragsec_core.models.endpoint import EndpointLLM
 from ragsec_core.models.llm import LLM, GenerationSettings
 from ragsec_core.retrieval import chroma
 from ragsec_core.retrieval.bm25 import BM25
@@ -36,7 +38,7 @@ class RenderedPrompt:
     spans: list[tuple[int, int]]  # per used hit, offsets of its text in `prompt`
 
 
-def render_prompt(llm: LLM, query: str, texts: list[str], system: str = SYSTEM_PROMPT) -> RenderedPrompt:
+def render_prompt(llm: LLM | EndpointLLM, query: str, texts: list[str], system: str = SYSTEM_PROMPT) -> RenderedPrompt:
     """Place each context verbatim in the user turn and record where it lands in the final prompt."""
     parts = ["Contexts:\n"]
     local: list[tuple[int, int]] = []
@@ -61,7 +63,7 @@ def render_prompt(llm: LLM, query: str, texts: list[str], system: str = SYSTEM_P
 class Pipeline:
     """Corpus + retriever + generator: one `ask` produces one Pass-0 trace."""
 
-    def __init__(self, corpus: Corpus, retriever: HybridRetriever, llm: LLM) -> None:
+    def __init__(self, corpus: Corpus, retriever: HybridRetriever, llm: LLM | EndpointLLM) -> None:
         self.corpus = corpus
         self.retriever = retriever
         self.llm = llm
@@ -91,14 +93,18 @@ class Pipeline:
         t1 = time.perf_counter()
         used = list(range(min(len(hits), use or k)))  # H_U = TopU(H)
         rendered = render_prompt(self.llm, query, [hits[i].chunk.text for i in used])
-        gen = self.llm.generate(rendered.prompt, settings)
+        messages, anchor = self._messages(rendered.prompt)
+        if isinstance(self.llm, EndpointLLM):
+            gen = self.llm.generate(rendered.prompt, settings, messages or None)
+        else:
+            gen = self.llm.generate(rendered.prompt, settings)
         labels = labels or self.default_labels(query)
         signals = compute_signals(gen.text, {i: hits[i].chunk.text for i in used}, labels)
         return Trace(
             trace_id=new_trace_id(),
             created_at=now_iso(),
             query=query,
-            model={"id": self.llm.model_id, "quantize": self.llm.quantize, "settings": settings.to_dict()},
+            model=self.model_record(settings),
             retrieval={
                 "corpus": self.corpus.name,
                 "corpus_source": self.corpus.source,
@@ -122,7 +128,24 @@ class Pipeline:
                 "generation_ms": round(gen.ms, 2),
                 "prompt_tokens": gen.prompt_tokens,
             },
+            messages=messages,
+            prompt_message=anchor,
         )
+
+    def _messages(self, prompt: str) -> tuple[list[dict[str, str]], int | None]:
+        """The messages a chat endpoint is sent, with the index of the one whose content is `prompt`;
+        none for the local model and a completions endpoint, whose rendered `prompt` is sent as is."""
+        if isinstance(self.llm, EndpointLLM) and self.llm.config.mode == "chat":
+            return self.llm.messages(SYSTEM_PROMPT, prompt), 1
+        return [], None
+
+    def model_record(self, settings: GenerationSettings) -> dict[str, Any]:
+        """The trace's `model`: id, settings and backend; for an endpoint its URL, name and mode (no key)."""
+        record: dict[str, Any] = {"id": self.llm.model_id, "quantize": self.llm.quantize,
+                                  "settings": settings.to_dict(), "backend": "local"}
+        if isinstance(self.llm, EndpointLLM):
+            record |= self.llm.describe()
+        return record
 
     def default_labels(self, query: str) -> Labels:
         """Labels of a matching demo/attack query shipped with the corpus, else none."""

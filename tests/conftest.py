@@ -14,7 +14,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 REPO = Path(__file__).resolve().parent.parent
 # Tests that use one of these fixtures load a real model: marked `model`, left out of the fast tier.
-MODEL_FIXTURES = frozenset({"llm", "embedder", "pipeline"})
+MODEL_FIXTURES = frozenset({"llm", "embedder", "pipeline", "llama_server"})
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -26,6 +26,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.model)
         if "browser" in item.path.name:
             item.add_marker(pytest.mark.browser)
+        if "llama_server" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.endpoint)
 SHARED_DATA = shared_data_dir()
 
 
@@ -108,3 +110,15 @@ def make_trace():
         )
 
     return make
+
+
+@pytest.fixture(scope="session")
+def llama_server(tmp_path_factory):
+    """A real llama.cpp server (llama-cpp-python) serving the bundled SmolLM2 GGUF for this session."""
+    from ragsec_core.models.llm import default_gguf_path
+
+    from .servers import LlamaServer
+
+    server = LlamaServer(default_gguf_path(), tmp_path_factory.mktemp("llama"))
+    yield server
+    server.stop()

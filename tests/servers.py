@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
 import time
 import urllib.request
+from importlib.util import find_spec
 from pathlib import Path
 
 import pytest
@@ -44,4 +46,41 @@ class ChromaServer:
     def stop(self) -> None:
         self.proc.kill()
         self.proc.wait(timeout=30)
+        self.log.close()
+
+
+class LlamaServer:
+    """llama-cpp-python's OpenAI-compatible server (`python -m llama_cpp.server`) serving a GGUF on a free
+    loopback port; `stop` kills it (the tests of a server that dies mid-run). One thread: the two cores are
+    shared with the test process's own model."""
+
+    def __init__(self, gguf: Path, log_dir: Path, alias: str = "smollm2", n_ctx: int = 4096) -> None:
+        if find_spec("llama_cpp") is None or find_spec("uvicorn") is None:
+            pytest.skip("llama-cpp-python[server] is not installed ([endpoint] extra)")
+        self.port = free_port()
+        self.model = alias
+        self.base_url = f"http://127.0.0.1:{self.port}/v1"
+        self.log_path = log_dir / f"llama-{alias}.log"
+        self.log = self.log_path.open("w")
+        env = {**os.environ, "OMP_NUM_THREADS": "1"}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias", alias, "--host", "127.0.0.1",
+             "--port", str(self.port), "--n_ctx", str(n_ctx), "--n_threads", "1", "--n_threads_batch", "1"],
+            stdout=self.log, stderr=subprocess.STDOUT, env=env)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                urllib.request.urlopen(f"{self.base_url}/models", timeout=2).read()
+                return
+            except OSError:
+                if self.proc.poll() is not None:
+                    break
+                time.sleep(0.3)
+        self.stop()
+        pytest.fail(f"llama_cpp.server did not start: {self.log_path.read_text()[-800:]}")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=30)
         self.log.close()

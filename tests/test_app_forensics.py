@@ -93,3 +93,32 @@ def test_guided_demo_runs_end_to_end(app_env):
     assert at.success, "the remediated answer is restored"
     at.button(key="demo_restart").click().run()
     assert not at.subheader
+
+
+def test_endpoint_backend_in_the_sidebar_asks_traces_and_labels_the_surrogate(app_env, llama_server):
+    """The sidebar's endpoint: Investigate asks over HTTP (the trace records the endpoint, D-SCAN is the
+    local surrogate's), Traceback replays it there; a malformed URL is one st.error, and a typed key stays
+    in this session (never in the trace)."""
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=600)
+    at.run()
+    at.radio(key="backend").set_value("endpoint").run()
+    at.text_input(key="ep_url").input("http://user:pw@127.0.0.1:1/v1").run()
+    at.text_input(key="ep_model").input(llama_server.model).run()
+    at.selectbox(key="corpus").select("secops").run()
+    at.selectbox(key="corpus_variant").select("embedded").run()
+    at.text_input(key="query").input(BASTION).run()
+    at.button(key="ask").click().run()
+    assert at.error and "credentials" in at.error[0].value and "pw" not in at.error[0].value
+    at.text_input(key="ep_url").input(llama_server.base_url).run()
+    at.text_input(key="ep_key").input("sk-app-session-key-123").run()
+    at.button(key="ask").click().run()
+    assert not at.exception and not at.error
+    trace = at.session_state["trace"]
+    assert trace.model["backend"] == "endpoint" and trace.signals.par, trace.answer
+    assert "sk-app-session-key-123" not in trace.to_json()
+    assert any("Surrogate" in i.value for i in at.info)
+    at.button(key="to_traceback").click().run()
+    at.button(key="tb_run").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    art = at.session_state["tb_artifact"]
+    assert art.pass1.backend == "endpoint" and art.pass1.resolved

@@ -104,7 +104,7 @@ def test_stores_of_other_versions_or_hand_edits_fail_clearly(tmp_path, make_trac
     base = good.to_dict()
     lines = [
         {k: v for k, v in base.items() if k != "schema_version"} | {"trace_id": "pre-versioning"},
-        base | {"schema_version": 2, "trace_id": "from-the-future"},
+        base | {"schema_version": 3, "trace_id": "from-the-future"},
         base | {"schema_version": "1", "trace_id": "string-version"},
         {"schema_version": 1, "trace_id": "missing-fields"},
         base | {"trace_id": "bad-hit", "hits": [{"rank": 1}]},
@@ -114,7 +114,7 @@ def test_stores_of_other_versions_or_hand_edits_fail_clearly(tmp_path, make_trac
         fh.writelines(json.dumps(rec) + "\n" for rec in lines)
         fh.write('["a list, not a record"]\n42\n{"torn": \n')
     expected = {
-        "pre-versioning": "schema version None", "from-the-future": "schema version 2",
+        "pre-versioning": "schema version None", "from-the-future": "schema version 3",
         "string-version": "schema version 1", "missing-fields": "malformed", "bad-hit": "malformed",
         "extra-field": "malformed",
     }
@@ -129,4 +129,4 @@ def test_stores_of_other_versions_or_hand_edits_fail_clearly(tmp_path, make_trac
     assert r.returncode == 0 and good.trace_id in r.stdout and "skipped 3 unreadable" in r.stderr
     r = subprocess.run([sys.executable, "-m", "ragsec_core.cli", "traces", "show", "from-the-future", "--store",
                         str(store.path)], capture_output=True, text=True, cwd=REPO, timeout=120)
-    assert r.returncode == 2 and "schema version 2" in r.stderr and r.stderr.count("\n") == 1
+    assert r.returncode == 2 and "schema version 3" in r.stderr and r.stderr.count("\n") == 1

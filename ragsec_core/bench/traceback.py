@@ -35,10 +35,11 @@ from ragsec_core.bench.methods import print_methods_table, score, summarise_meth
 from ragsec_core.bench.planting import PlantedCorpus, PlantPlan, clean_corpus
 from ragsec_core.data.corpus import Corpus
 from ragsec_core.data.trace import Labels
+from ragsec_core.models.endpoint import EndpointLLM, config_from_flags
 from ragsec_core.models.llm import LLM, load_llm
 from ragsec_core.rag import Pipeline
 from ragsec_core.retrieval.embed import Embedder
-from ragsec_core.traceback.baselines import MethodContext, calibrate, get, parse_methods
+from ragsec_core.traceback.baselines import MethodContext, calibrate, check_access, get, parse_methods
 
 OUTCOMES = ("EVT", "CORRECT", "CONFUSION", "UNK")
 RESUME_VARYING = ("ray", "out")  # flags that may change between an interrupted run and its continuation
@@ -59,6 +60,10 @@ def cmd_bench_traceback(args: argparse.Namespace) -> int:
         raise RagsecError("--ppl-quantile must be in (0, 1) and --ppl-sample >= 1")
 
     args.methods = ",".join(parse_methods(args.methods))
+    endpoint = config_from_flags(args)  # a bad URL or a local-only method fails before anything loads
+    access = check_access(args.methods.split(","), endpoint is not None)
+    if endpoint is not None:  # say how each method reaches a black-box victim
+        print("methods: " + ", ".join(f"{m} ({a})" for m, a in access.items()), file=sys.stderr)
     records = load_attack(Path(args.data))[: args.limit]
     with connected(args.ray):
         results = run_benchmark(records, args)
@@ -78,10 +83,12 @@ def save(results: dict[str, Any], out: str | None) -> None:
         write_text_atomic(out, json.dumps(results, indent=2))
 
 
-def method_context(args: argparse.Namespace, llm: LLM, planted: PlantedCorpus, ppl_threshold: float | None = None) -> MethodContext:
+def method_context(args: argparse.Namespace, llm: LLM | EndpointLLM, planted: PlantedCorpus,
+                   ppl_threshold: float | None = None) -> MethodContext:
     """The shared context of all methods: victim, judge/proxy, and the PPL cutoff (given, or calibrated
-    here on a seeded sample of clean corpus chunks, only when a method needs it)."""
-    judge = load_llm(args.judge_model) if args.judge_model else llm
+    here on a seeded sample of clean corpus chunks, only when a method needs it). With an endpoint
+    victim the judge is a local surrogate (`--judge-model`, else the default model)."""
+    judge = load_llm(args.judge_model) if args.judge_model else llm if isinstance(llm, LLM) else load_llm()
     ctx = MethodContext(llm, judge, ppl_threshold=ppl_threshold, seed=args.seed)
     if ppl_threshold is None and "ppl" in args.methods.split(","):
         ctx.ppl_threshold = calibrate(ctx, [c.text for c in planted.base.chunks], args.ppl_quantile, args.ppl_sample)
@@ -117,8 +124,10 @@ class Worker:
 
 
 def open_worker(clean: Corpus, args: argparse.Namespace, ppl_threshold: float | None) -> Worker:
-    """Victim, judge, MiniLM and the clean index over `clean` (loaded from the index cache)."""
-    llm = load_llm()
+    """Victim (the endpoint, else the local model), judge, MiniLM and the clean index over `clean`
+    (loaded from the index cache)."""
+    endpoint = config_from_flags(args)
+    llm: LLM | EndpointLLM = EndpointLLM(endpoint) if endpoint else load_llm()
     planted = PlantedCorpus.from_corpus(clean, Embedder(), args.index, args.index_build)
     return Worker(planted, method_context(args, llm, planted, ppl_threshold), args)
 
@@ -283,6 +292,7 @@ def summarise(
         "seconds_per_event": per_method[primary]["seconds_per_event"],
         "primary_method": primary,
         "methods": per_method,
+        "access": check_access(methods, bool(getattr(args, "endpoint", None))),
         "ppl_threshold": ppl_threshold,
         "config": _config(args),
         "per_event": events,

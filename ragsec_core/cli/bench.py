@@ -13,7 +13,7 @@ from typing import Any
 from ragsec_core.bench.options import ATTACK_FORMS, PLANT_MODES, SPEED_DATA, SPEED_SECTIONS
 from ragsec_core.chameleon.options import OPTIMISERS, SLEEPER_FORMS
 from ragsec_core.cli.monitor import add_monitor_parser
-from ragsec_core.cli.options import add_corpus_args, add_index_args, add_retrieval_args
+from ragsec_core.cli.options import add_corpus_args, add_endpoint_args, add_index_args, add_retrieval_args
 from ragsec_core.data.spans import DEFAULT_MASK_MODE, MASK_MODES
 from ragsec_core.traceback.baselines import METHODS
 from ragsec_core.traceback.options import DEFAULT_OBJECTIVE, OBJECTIVES
@@ -65,6 +65,7 @@ def _traceback(subparsers: Any) -> None:
     p.add_argument("--merge", nargs="+", default=None, metavar="RESULTS",
                    help="only merge result files of one split run (same config) into --out and print the table")
     p.add_argument("--seed", type=int, default=0)
+    add_endpoint_args(p)
     p.add_argument("--methods", default="ragcharacter",
                    help=f"comma-separated: {','.join(METHODS)} (all run on the same events)")
     p.add_argument("--judge-model", default=None,

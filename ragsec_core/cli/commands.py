@@ -13,10 +13,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ragsec_core.cli.display import print_pass1, print_trace, visible
-from ragsec_core.cli.options import check_model_args, check_retrieval_args, open_store
+from ragsec_core.cli.options import check_model_args, check_retrieval_args, endpoint_config, open_store
 
 if TYPE_CHECKING:
     from ragsec_core.data.corpus import Corpus
+    from ragsec_core.data.trace import Trace
+    from ragsec_core.models.endpoint import EndpointLLM
+    from ragsec_core.models.llm import LLM
     from ragsec_core.rag import Pipeline
 
 
@@ -47,7 +50,6 @@ def cmd_ask(args: argparse.Namespace) -> int:
 def _pipeline(corpus: Corpus, args: argparse.Namespace) -> Pipeline:
     """Model, embedder and index for `ask`, with a progress bar while chunks are embedded."""
     from ragsec_core.cli.corpora import progress_bar
-    from ragsec_core.models.llm import load_llm
     from ragsec_core.rag import Pipeline, build_retriever
     from ragsec_core.retrieval.embed import Embedder
 
@@ -56,8 +58,16 @@ def _pipeline(corpus: Corpus, args: argparse.Namespace) -> Pipeline:
     progress, close = progress_bar("indexing chunks", "chunk")  # reset for each phase: embedding, the upsert
     retriever = build_retriever(corpus, embedder, progress=progress, index=args.index, build_index=args.index_build)
     close()
-    llm = load_llm(args.model, args.quantize)
-    return Pipeline(corpus, retriever, llm)
+    return Pipeline(corpus, retriever, _generator(args))
+
+
+def _generator(args: argparse.Namespace, trace: Trace | None = None) -> LLM | EndpointLLM:
+    """The endpoint the flags (or the trace) name, else the local model."""
+    from ragsec_core.models.endpoint import EndpointLLM
+    from ragsec_core.models.llm import load_llm
+
+    config = endpoint_config(args, trace)
+    return load_llm(args.model, args.quantize) if config is None else EndpointLLM(config)
 
 
 def cmd_traces_list(args: argparse.Namespace) -> int:
@@ -103,11 +113,12 @@ def cmd_trace(args: argparse.Namespace) -> int:
     trace = open_store(args).get(args.trace_id)
     if not triggered(trace, args.trigger):
         print(f"trace {trace.trace_id}: trigger {args.trigger} does not fire; nothing to trace", file=sys.stderr)
-    from ragsec_core.models.llm import load_llm
+    from ragsec_core.models.endpoint import EndpointLLM
     from ragsec_core.traceback.ragcharacter import run_pass1
 
-    llm = load_llm(args.model, args.quantize)
-    if llm.model_id != trace.model["id"]:
+    llm = _generator(args, trace)
+    same = (trace.model.get("endpoint") or {}).get("model") == llm.config.model if isinstance(llm, EndpointLLM) else False
+    if llm.model_id != trace.model["id"] and not same:
         print(f"warning: trace was made with '{trace.model['id']}', replaying with '{llm.model_id}'", file=sys.stderr)
     result = run_pass1(llm, trace, args.trigger, args.objective, args.mask_mode)
     out = Path(args.out) if args.out else data_dir() / "artifacts" / f"{trace.trace_id}.pass1.json"

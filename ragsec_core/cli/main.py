@@ -17,6 +17,7 @@ from ragsec_core.cli import commands
 from ragsec_core.cli.bench import add_bench_parsers
 from ragsec_core.cli.corpora import add_corpora_parser
 from ragsec_core.cli.display import visible
+from ragsec_core.cli.imports import add_import_parser
 from ragsec_core.cli.monitor import add_monitor_parser
 from ragsec_core.cli.options import add_corpus_args, add_model_args, add_retrieval_args, add_store_arg
 from ragsec_core.data.spans import DEFAULT_MASK_MODE, MASK_MODES
@@ -55,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     dp.set_defaults(func=commands.cmd_detector)
     add_monitor_parser(sub)
     add_corpora_parser(sub)
+    add_import_parser(sub)
     bench = sub.add_parser("bench", help="benchmarks on real attack data")
     add_bench_parsers(bench.add_subparsers(dest="bench", required=True))
     return p

@@ -12,10 +12,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ragsec_core._util.errors import RagsecError
-from ragsec_core.models.options import DEFAULT_MAX_NEW_TOKENS, DEFAULT_QUANTIZE, QUANTIZE_CHOICES
+from ragsec_core.models.options import (
+    DEFAULT_API_KEY_ENV,
+    DEFAULT_MAX_NEW_TOKENS,
+    DEFAULT_QUANTIZE,
+    ENDPOINT_MODES,
+    QUANTIZE_CHOICES,
+)
 
 if TYPE_CHECKING:
-    from ragsec_core.data.trace import TraceStore
+    from ragsec_core.data.trace import Trace, TraceStore
+    from ragsec_core.models.endpoint import EndpointConfig
 
 CORPUS_HELP = "sample corpus name, folder, .jsonl, .csv or attack .json"
 
@@ -53,6 +60,23 @@ def add_model_args(p: argparse.ArgumentParser, *, max_new_tokens: bool = True) -
     p.add_argument("--quantize", default=DEFAULT_QUANTIZE, choices=QUANTIZE_CHOICES)
     if max_new_tokens:
         p.add_argument("--max-new-tokens", type=int, default=DEFAULT_MAX_NEW_TOKENS)
+    add_endpoint_args(p)
+
+
+def add_endpoint_args(p: argparse.ArgumentParser) -> None:
+    """An OpenAI-compatible endpoint instead of the local model (the black-box path). The key is read from
+    the environment variable named by `--api-key-env`, never from a flag value."""
+    g = p.add_argument_group("endpoint (a model behind an OpenAI-compatible API)")
+    g.add_argument("--endpoint", default=None, metavar="URL", help="base URL, e.g. http://127.0.0.1:8080/v1")
+    g.add_argument("--endpoint-model", default=None, metavar="NAME", help="model name the server serves")
+    g.add_argument("--endpoint-mode", default=None, choices=ENDPOINT_MODES,
+                   help="chat: /chat/completions with messages (default); completions: the rendered prompt (base models)")
+    g.add_argument("--api-key-env", default=None, metavar="VAR", help=f"variable holding the API key (default {DEFAULT_API_KEY_ENV})")
+    g.add_argument("--endpoint-timeout", type=float, default=60.0, metavar="S", help="seconds per request")
+    g.add_argument("--endpoint-retries", type=int, default=2, metavar="N", help="retries on 429/5xx/timeouts")
+    g.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'", help="extra header (repeatable)")
+    g.add_argument("--ca-bundle", default=None, metavar="FILE", help="CA bundle for a company gateway's TLS")
+    g.add_argument("--concurrency", type=int, default=1, metavar="N", help="Pass-1 requests in flight together")
 
 
 def add_store_arg(p: argparse.ArgumentParser) -> None:
@@ -84,6 +108,20 @@ def check_model_args(args: argparse.Namespace) -> None:
         raise RagsecError(f"--max-new-tokens must be >= 1 (got {max_new})")
     if args.model and not Path(args.model).expanduser().exists():
         raise RagsecError(f"model path not found: '{args.model}'")
+    endpoint_config(args)  # a malformed URL, header or setting fails before anything loads
+
+
+def endpoint_config(args: argparse.Namespace, trace: Trace | None = None) -> EndpointConfig | None:
+    """The endpoint from the flags; for a trace made on one, its recorded endpoint with the flags on top
+    (so `ragsec trace ID` replays where the incident happened). None: the local model."""
+    from ragsec_core.models.endpoint import config_from_flags
+
+    if args.model:  # a local model named explicitly replays locally (an endpoint trace on a surrogate)
+        if getattr(args, "endpoint", None):
+            raise RagsecError("--model and --endpoint exclude each other: one generator per run")
+        return None
+    recorded = trace.model if trace is not None else None
+    return config_from_flags(args, recorded)
 
 
 def open_store(args: argparse.Namespace) -> TraceStore:

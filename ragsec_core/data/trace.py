@@ -4,6 +4,11 @@ Every analysis (Pass-1 traceback, attention, baselines, reports, the app) reads 
 The schema is also published as JSON Schema (`trace_schema.json`, documented in the README), and
 `validate()` checks a record against it.
 
+Version 2 adds what a trace of a deployed model needs: the chat `messages` as sent and which one of them
+`prompt` is (`prompt_message`: Pass-1 masks that one and sends the others verbatim), the `origin` of an
+imported trace, each hit's own retrieval `score`, and an unknown `alpha` (None). Version-1 records load
+as version 2 with those fields' defaults, so every store written before keeps working.
+
 Events are defined by *adoption of retrieved text*, not by ground-truth correctness (RAGCharacter §4.2):
 an analyst often has no gold answer, and in multi-poison cases masking one poison need not restore it.
 """
@@ -24,7 +29,8 @@ from typing import Any
 from ragsec_core._util.atomic import append_line_atomic
 from ragsec_core._util.errors import RagsecError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+READABLE_VERSIONS = (1, 2)  # v1 records are read as v2 with the new fields' defaults
 SCHEMA_FILE = Path(__file__).with_name("trace_schema.json")
 
 
@@ -43,6 +49,7 @@ class TraceHit:
     bm25_norm: float
     dense_norm: float
     poison_spans: list[list[int]] = field(default_factory=list)  # gold spans, chunk-local, when known
+    score: float | None = None  # the deployment's own retrieval score, as logged (imports); None for ragsec's
 
 
 @dataclass
@@ -87,6 +94,11 @@ class Trace:
     signals: Signals
     labels: Labels
     timing: dict[str, float]
+    # The chat messages exactly as sent; `messages[prompt_message]["content"] == prompt`. None: `prompt` is
+    # the whole text sent as is (the local model, a completions endpoint) and `messages` is empty.
+    messages: list[dict[str, str]] = field(default_factory=list)
+    prompt_message: int | None = None
+    origin: dict[str, Any] = field(default_factory=dict)  # {} for a Pass-0 run; {"kind": "import", ...}
     schema_version: int = SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:
@@ -98,13 +110,13 @@ class Trace:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Trace:
         version = d.get("schema_version")
-        if version != SCHEMA_VERSION:
+        if type(version) is not int or version not in READABLE_VERSIONS:  # not "1", not True
             raise RagsecError(
-                f"trace {d.get('trace_id', '?')} has schema version {version}; this ragsec reads version "
-                f"{SCHEMA_VERSION}. Re-run the query with this version to get a current trace."
+                f"trace {d.get('trace_id', '?')} has schema version {version}; this ragsec reads versions "
+                f"{', '.join(map(str, READABLE_VERSIONS))}. Re-run the query with this version to get a current trace."
             )
         try:
-            d = dict(d)
+            d = dict(d) | {"schema_version": SCHEMA_VERSION}  # an older record is read as the current version
             d["hits"] = [TraceHit(**h) for h in d["hits"]]
             d["spans"] = [PromptSpan(**s) for s in d["spans"]]
             d["signals"] = Signals(**d["signals"])
@@ -113,8 +125,23 @@ class Trace:
         except (KeyError, TypeError, ValueError) as exc:  # hand-edited or foreign record
             raise RagsecError(f"trace {d.get('trace_id', '?')} is malformed ({type(exc).__name__}: {exc})") from None
 
+    def search_alpha(self, default: float = 0.5) -> float:
+        """The hybrid weight this trace was retrieved with, for methods that re-retrieve; an imported
+        trace's deployment did not log one (None), so ragsec's default stands in."""
+        alpha = self.retrieval.get("alpha")
+        return default if alpha is None else float(alpha)
+
     def used_hits(self) -> list[TraceHit]:
         return [self.hits[i] for i in self.used]
+
+    def messages_for(self, prompt: str) -> list[dict[str, str]]:
+        """The chat messages to send for a (masked) `prompt`: the logged ones, with the prompt's message
+        replaced, so a replay differs from the incident only where the mask is."""
+        if self.prompt_message is None or not 0 <= self.prompt_message < len(self.messages):
+            raise RagsecError(f"trace {self.trace_id} holds no chat messages: its prompt is sent as one text")
+        out = [dict(m) for m in self.messages]
+        out[self.prompt_message]["content"] = prompt
+        return out
 
 
 def new_trace_id() -> str:
@@ -200,7 +227,8 @@ def json_schema() -> dict[str, Any]:
 
 
 def validate(record: dict[str, Any]) -> None:
-    """Raise `RagsecError` naming the first schema violation; also checks the prompt-offset invariant."""
+    """Raise `RagsecError` naming the first schema violation; also checks the invariants a schema cannot
+    state: the prompt offsets reproduce each chunk, and the prompt is the content of its message."""
     import jsonschema
 
     try:
@@ -208,9 +236,16 @@ def validate(record: dict[str, Any]) -> None:
     except jsonschema.ValidationError as exc:
         where = "/".join(str(p) for p in exc.absolute_path) or "(root)"
         raise RagsecError(f"trace does not match the schema at {where}: {exc.message}") from None
+    hits = record["hits"]
     for s in record["spans"]:
-        if record["prompt"][s["start"] : s["end"]] != record["hits"][s["hit"]]["text"]:
+        if s["hit"] >= len(hits) or record["prompt"][s["start"] : s["end"]] != hits[s["hit"]]["text"]:
             raise RagsecError(f"trace prompt offsets of {s['chunk_id']} do not reproduce the chunk text")
+    pm, messages = record.get("prompt_message"), record.get("messages", [])
+    if pm is not None:
+        if pm >= len(messages):
+            raise RagsecError(f"trace prompt_message {pm} is not one of its {len(messages)} messages")
+        if messages[pm]["content"] != record["prompt"]:
+            raise RagsecError(f"trace prompt is not the content of message {pm}")
 
 
 # ---------------------------------------------------------------- store

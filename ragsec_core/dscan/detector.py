@@ -210,6 +210,7 @@ class DscanResult:
     replayed: bool  # True: attention from a replay of the generation; False: teacher-forced stored answer
     samples: list[LayerStats] = field(repr=False, default_factory=list)
     attention: list[AnswerAttention] = field(repr=False, default_factory=list)  # raw rows (keep_rows=True)
+    surrogate: str | None = None  # the local model that stood in for an endpoint's (None: the trace's own model)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -222,6 +223,7 @@ class DscanResult:
             "layers": self.layers,
             "answers": self.answers,
             "replayed": self.replayed,
+            "surrogate": self.surrogate,
         }
 
 
@@ -278,9 +280,30 @@ def analyse_trace(
     if not trace.spans:
         raise RagsecError(f"trace {trace.trace_id} placed no documents in the prompt: nothing to analyse")
     settings = trace.model.get("settings", {}) if isinstance(trace.model, dict) else {}
-    return analyse_prompt(
-        llm, trace.prompt, [(s.start, s.end) for s in trace.spans], detector=detector, embedder=embedder,
+    prompt, shift = surrogate_prompt(trace, llm)
+    result = analyse_prompt(
+        llm, prompt, [(s.start + shift, s.end + shift) for s in trace.spans], detector=detector, embedder=embedder,
         n_samples=n_samples, max_new_tokens=int(settings.get("max_new_tokens", 32)), layers=layers,
         seed=int(settings.get("seed", 0)), expected_answer=trace.answer, keep_rows=keep_rows,
         hits=[s.hit for s in trace.spans], chunk_ids=[s.chunk_id for s in trace.spans], question=trace.query,
     )
+    if trace.model.get("backend", "local") != "local" or getattr(trace, "origin", None):
+        result.surrogate = llm.model_id  # attention of a local stand-in, not of the model that answered
+    return result
+
+
+def surrogate_prompt(trace: Any, llm: Any) -> tuple[str, int]:
+    """The prompt the local model reads for a trace, and how far the trace's offsets move in it.
+
+    A local trace's prompt is already rendered. A chat endpoint's (or an imported chat's) `prompt` is one
+    message's content: the local model sees it in its own chat template, after the logged system message,
+    so the passages keep their characters and move by the template's prefix. Other turns of a multi-turn
+    import are left out (the surrogate reads the turn that holds the passages)."""
+    if getattr(trace, "prompt_message", None) is None:
+        return trace.prompt, 0
+    system = next((m["content"] for m in trace.messages if m.get("role") == "system"), trace.system)
+    rendered = llm.render_chat(system, trace.prompt)
+    at = rendered.find(trace.prompt)
+    if at < 0:
+        raise RagsecError("the local model's chat template altered the logged prompt; cannot place its passages")
+    return rendered, at

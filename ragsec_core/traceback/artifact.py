@@ -120,4 +120,7 @@ def cost_summary(result: TracebackResult) -> dict[str, Any]:
         "forward_pass_equivalents": result.forward_pass_equivalents,
         "replay_ms": round(sum(t.ms for t in tests), 1),
         "total_ms": result.ms,
+        "backend": result.backend,
+        "influence": result.influence,
+        **({"endpoint": result.usage} if result.usage else {}),
     }

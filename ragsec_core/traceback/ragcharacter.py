@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 from ragsec_core.data.spans import (
     DEFAULT_MASK_MODE,
@@ -31,10 +31,14 @@ from ragsec_core.data.spans import (
 )
 from ragsec_core.data.trace import DEFAULT_TRIGGER, Trace, compute_signals, contains_norm, fires, triggered
 from ragsec_core.data.trace import overlaps as answer_overlaps
+from ragsec_core.models.endpoint import EndpointLLM
+from ragsec_core.models.endpoint_replay import EndpointReplayEngine
 from ragsec_core.models.llm import LLM, GenerationSettings
 from ragsec_core.models.replay import NaiveReplayEngine, ReplayEngine
 from ragsec_core.traceback.options import DEFAULT_OBJECTIVE, OBJECTIVES
 from ragsec_core.traceback.result import Round, SpanRecord, Test, TracebackResult
+
+Engine = ReplayEngine | NaiveReplayEngine | EndpointReplayEngine
 
 
 @dataclass(frozen=True)
@@ -73,7 +77,7 @@ class Pass1:
 
     def __init__(
         self,
-        llm: LLM,
+        llm: LLM | EndpointLLM,
         trace: Trace,
         trigger: str = DEFAULT_TRIGGER,
         objective: str = DEFAULT_OBJECTIVE,
@@ -87,13 +91,15 @@ class Pass1:
         self.trace, self.trigger, self.objective, self.mask_mode = trace, trigger, objective, mask_mode
         self.b = budgets or Budgets()
         self.llm = llm
-        self.engine: ReplayEngine | NaiveReplayEngine | None = None  # built only for a triggered trace
+        self.engine: Engine | None = None  # built only for a triggered trace
         self.naive = naive  # replay every variant with plain generate (the reference path of the speed bench)
         self.blocks = {s.hit: s for s in trace.spans}  # used hit -> prompt offsets
         self.masks: list[Span] = []  # cumulative, prompt-global
         self.result = TracebackResult(
             trace.trace_id, trigger, objective, mask_mode, triggered(trace, trigger),
             original_answer=trace.answer, budgets=asdict(self.b),
+            influence="text-overlap" if isinstance(llm, EndpointLLM) else "logprob",
+            backend="endpoint" if isinstance(llm, EndpointLLM) else "local",
         )
         self._round = 0
         self._ref = trace.answer
@@ -133,10 +139,10 @@ class Pass1:
     # ------------------------------------------------------------ the algorithm
     def run(self) -> TracebackResult:
         t0 = time.perf_counter()
+        spent = replace(self.llm.usage) if isinstance(self.llm, EndpointLLM) else None
         answer = self.trace.answer
         if self.result.triggered:
-            engine = NaiveReplayEngine if self.naive else ReplayEngine
-            self.engine = engine(self.llm, self.trace.prompt, GenerationSettings(**self.trace.model["settings"]))
+            self.engine = self._engine()
             for t in range(self.b.max_rounds):
                 self._round = t
                 rnd = self._run_round(answer)
@@ -151,8 +157,29 @@ class Pass1:
         if self.engine is not None:
             res.model_calls = self.engine.calls
             res.forward_pass_equivalents = round(self.engine.forward_pass_equivalents(), 2)
+        if isinstance(self.llm, EndpointLLM) and spent is not None:
+            res.usage = self.llm.usage.since(spent).to_dict()
         res.ms = round((time.perf_counter() - t0) * 1000, 1)
         return res
+
+    def _engine(self) -> Engine:
+        """The replay engine for this generator: KV-reusing local replay (or the naive reference path), or
+        memoised requests to the endpoint, whose messages frame the masked prompt as Pass-0's did."""
+        settings = GenerationSettings(**self.trace.model["settings"])
+        if isinstance(self.llm, EndpointLLM):
+            frame = self.trace.messages_for if self.trace.prompt_message is not None else None
+            tokens = self.trace.timing.get("prompt_tokens")
+            return EndpointReplayEngine(self.llm, self.trace.prompt, settings, frame, int(tokens) if tokens else None)
+        return (NaiveReplayEngine if self.naive else ReplayEngine)(self.llm, self.trace.prompt, settings)
+
+    def _prefetch(self, candidates: Sequence[list[SpanRecord]]) -> None:
+        """Send independent screening candidates together when the engine batches (an endpoint with
+        `--concurrency` > 1); a no-op elsewhere. The tests that follow read the memo, so results and
+        the recorded tests are those of the serial run."""
+        if isinstance(self.engine, EndpointReplayEngine):
+            prompts = [apply_masks(self.trace.prompt, self.masks + [s.prompt_span for s in c], self.mask_mode)
+                       for c in candidates]
+            self.engine.prefetch(prompts, self._ref)
 
     def _run_round(self, answer: str) -> Round:
         self._ref = answer
@@ -242,7 +269,9 @@ class Pass1:
         live = self._used_live()
         holders = [i for i in live if contains_norm(self.trace.hits[i].text, self._anchor)]
         scored = []
-        for i in (holders or live)[: self.b.max_chunks]:
+        chunks = (holders or live)[: self.b.max_chunks]
+        self._prefetch([[self.record(i, (0, len(self.trace.hits[i].text)))] for i in chunks])
+        for i in chunks:
             text = self.trace.hits[i].text
             out = self.test("chunk", [self.record(i, (0, len(text)))])
             scored.append((out.success, out.influence, -self.trace.hits[i].rank, i))
@@ -256,7 +285,9 @@ class Pass1:
         text = self.trace.hits[hit].text
         masked = self._local_masks(hit)
         sent_scores = []
-        for s in rank_sentences(text, self._anchor, masked)[: self.b.max_sentences]:
+        sentences = rank_sentences(text, self._anchor, masked)[: self.b.max_sentences]
+        self._prefetch([[self.record(hit, s)] for s in sentences])
+        for s in sentences:
             out = self.test("sentence", [self.record(hit, s)])
             sent_scores.append((out.success, out.influence, -s[0], s))
             if out.success and self.b.early_stop:
@@ -323,7 +354,7 @@ class Pass1:
 
 
 def run_pass1(
-    llm: LLM,
+    llm: LLM | EndpointLLM,
     trace: Trace,
     trigger: str = DEFAULT_TRIGGER,
     objective: str = DEFAULT_OBJECTIVE,

@@ -131,6 +131,6 @@ def remediate(pipeline: Pipeline, trace: Trace, spans: Sequence[SpanRecord]) -> 
     corpus = remediated_corpus(pipeline.corpus, removals)
     fixed = Pipeline(corpus, reindexed(pipeline.retriever, corpus), pipeline.llm)
     r = trace.retrieval
-    after = fixed.ask(trace.query, k=int(r["k"]), alpha=float(r["alpha"]), use=int(r["use"]),
+    after = fixed.ask(trace.query, k=int(r["k"]), alpha=trace.search_alpha(), use=int(r["use"]),
                       labels=trace.labels, settings=GenerationSettings(**trace.model["settings"]))
     return Remediation(removals, fixed, trace, after)

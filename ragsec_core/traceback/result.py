@@ -30,7 +30,7 @@ class Test:
     stage: str  # fast_path | fast_path_multi | prune | sufficiency | chunk | sentence | phrase | bisect | final
     spans: list[SpanRecord]  # what this test masked (on top of earlier rounds' masks)
     answer: str
-    influence: float  # drop in mean log-prob of the round's event answer (round 0 without a baseline: -mean log-prob)
+    influence: float  # drop in the influence signal (INFLUENCES); for logprob: drop in mean log-prob of the round's event answer (round 0 without a baseline: -mean log-prob)
     success: bool  # the trigger no longer fires
     ms: float
     cached: bool
@@ -68,6 +68,9 @@ class TracebackResult:
     forward_pass_equivalents: float = 0.0
     ms: float = 0.0
     budgets: dict[str, Any] = field(default_factory=dict)
+    influence: str = "logprob"  # INFLUENCES: which signal ranked the candidates (text-overlap on endpoints)
+    backend: str = "local"  # where the replays ran (BACKENDS)
+    usage: dict[str, float] = field(default_factory=dict)  # endpoint cost: requests, tokens, seconds, retries
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -13,7 +13,7 @@ import numpy as np
 
 from ragsec_core._util.text import escape_controls
 from ragsec_core.data.trace import Trace
-from ragsec_core.dscan.detector import Detector, DscanResult
+from ragsec_core.dscan.detector import Detector, DscanResult, surrogate_prompt
 from ragsec_core.models.attention import map_prompt
 
 if TYPE_CHECKING:
@@ -38,14 +38,16 @@ def token_weights(result: DscanResult, trace: Trace, llm: object) -> list[list[t
     rows = result.attention[0].rows  # (T, L, H, P)
     band = result.layers or list(range(rows.shape[1]))
     per_token = rows[:, band].mean(axis=(0, 1, 2))  # (P,)
-    pmap = map_prompt(llm, trace.prompt, [(s.start, s.end) for s in trace.spans])
+    prompt, shift = surrogate_prompt(trace, llm)  # the prompt the analysing model read
+    pmap = map_prompt(llm, prompt, [(s.start + shift, s.end + shift) for s in trace.spans])
     peak = max((float(per_token[t].max()) for t in pmap.doc_tokens if len(t)), default=0.0) or 1.0
     out = []
     for span, toks in zip(trace.spans, pmap.doc_tokens):
         ranges = []
+        start, end = span.start + shift, span.end + shift
         for t in toks:
             a, b = pmap.offsets[int(t)]
-            ranges.append((max(0, a - span.start), min(span.end, b) - span.start, float(per_token[int(t)]) / peak))
+            ranges.append((max(0, a - start), min(end, b) - start, float(per_token[int(t)]) / peak))
         out.append(ranges)
     return out
 

@@ -28,9 +28,24 @@ METHODS: dict[str, str] = {
     "ragorigin-char": "evidence:RAGOriginChar",
 }
 
+# How each method runs when the victim sits behind an endpoint (black-box): on the endpoint itself
+# (`black-box`: it only sends prompts and reads answers), with a local model as its judge, proxy or scorer
+# (`surrogate`: the default local model stands in, as the method's paper allows), or not at all
+# (`local-only`: it needs the victim's own log-probabilities or KV replay).
+ACCESS: dict[str, str] = {
+    "ragcharacter": "black-box",
+    "ppl": "surrogate",  # passage perplexity: PPL needs passage log-probabilities, so a local model scores them
+    "ragforensics": "surrogate",  # the LM judge runs locally
+    "ragorigin": "black-box + surrogate",  # victim generations on the endpoint, the proxy LM locally
+    "robustrag": "black-box",
+    "ppl-char": "local-only",  # replays on the victim with prefix KV reuse
+    "ragforensics-char": "black-box + surrogate",
+    "ragorigin-char": "black-box + surrogate",
+}
+
 _LAZY = {"Method": "base", "MethodContext": "base", "MethodResult": "base", "calibrate": "ppl"}
 
-__all__ = ["METHODS", "Method", "MethodContext", "MethodResult", "calibrate", "get", "method_class", "parse_methods"]
+__all__ = ["ACCESS", "METHODS", "check_access", "Method", "MethodContext", "MethodResult", "calibrate", "get", "method_class", "parse_methods"]
 
 
 def method_class(name: str) -> type:
@@ -62,3 +77,15 @@ def __getattr__(name: str) -> Any:
     if name in _LAZY:
         return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def check_access(names: list[str], endpoint: bool) -> dict[str, str]:
+    """Each method's access with this victim (all `white-box` on the local model); a method that cannot
+    run on an endpoint is one clear error before anything loads."""
+    if not endpoint:
+        return {n: "white-box" for n in names}
+    blocked = [n for n in names if ACCESS[n] == "local-only"]
+    if blocked:
+        raise RagsecError(f"{', '.join(blocked)} cannot run on an endpoint (it replays the victim with its own "
+                          "log-probabilities); drop it from --methods or use the local model")
+    return {n: ACCESS[n] for n in names}

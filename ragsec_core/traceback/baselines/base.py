@@ -18,6 +18,7 @@ from ragsec_core.data.trace import Trace, overlaps
 from ragsec_core.traceback.ragcharacter import run_pass1
 
 if TYPE_CHECKING:
+    from ragsec_core.models.endpoint import EndpointLLM
     from ragsec_core.models.llm import LLM
     from ragsec_core.retrieval.hybrid import HybridRetriever
     from ragsec_core.traceback.result import TracebackResult
@@ -36,9 +37,10 @@ class MethodResult:
 
 @dataclass
 class MethodContext:
-    """What a method may use besides the trace. `judge` is also RAGOrigin's proxy LM."""
+    """What a method may use besides the trace. `judge` is also RAGOrigin's proxy LM; with an endpoint
+    victim it is the local surrogate."""
 
-    llm: LLM
+    llm: LLM | EndpointLLM
     judge: LLM
     retriever: HybridRetriever | None = None  # the event's corpus index, for re-retrieval
     ppl_threshold: float | None = None  # calibrated once per benchmark on benign corpus chunks

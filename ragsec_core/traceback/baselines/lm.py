@@ -8,7 +8,9 @@ from __future__ import annotations
 import torch
 
 from ragsec_core.models import scoring
+from ragsec_core.models.endpoint import EndpointLLM
 from ragsec_core.models.llm import LLM, GenerationSettings
+from ragsec_core.rag import SYSTEM_PROMPT
 from ragsec_core.traceback.baselines.base import MethodContext
 from ragsec_core.traceback.baselines.prompts import JUDGE_SYSTEM, NO, YES
 
@@ -50,9 +52,15 @@ def judge_yes(ctx: MethodContext, user: str) -> tuple[bool, float]:
     return yes > no, yes - no
 
 
-def generate(ctx: MethodContext, llm: LLM, prompt: str, max_new_tokens: int = 32) -> str:
+def generate(ctx: MethodContext, llm: LLM | EndpointLLM, prompt: str, max_new_tokens: int = 32) -> str:
+    """A short greedy answer; on a chat endpoint `prompt` is the user message, sent beside the RAG system
+    prompt as Pass-0 sends it."""
     ctx.calls += 1
-    return llm.generate(prompt, GenerationSettings(max_new_tokens=max_new_tokens)).text
+    settings = GenerationSettings(max_new_tokens=max_new_tokens)
+    if isinstance(llm, EndpointLLM):
+        framed = llm.messages(SYSTEM_PROMPT, prompt) if llm.config.mode == "chat" else None
+        return llm.generate(prompt, settings, framed).text
+    return llm.generate(prompt, settings).text
 
 
 def ask_judge(ctx: MethodContext, user: str, max_new_tokens: int = 48) -> str:

@@ -10,9 +10,10 @@ from __future__ import annotations
 import math
 from functools import partial
 
+from ragsec_core._util.errors import RagsecError
 from ragsec_core.data.spans import Span, apply_masks, bisect_minimal, trim
 from ragsec_core.data.trace import Trace
-from ragsec_core.models.llm import GenerationSettings
+from ragsec_core.models.llm import LLM, GenerationSettings
 from ragsec_core.models.replay import ReplayEngine
 from ragsec_core.traceback.baselines.base import MethodContext, MethodResult, Timer, carries_event
 from ragsec_core.traceback.baselines.lm import token_nll
@@ -51,6 +52,8 @@ class PPLChar:
             key=lambda c: -c[0],
         )
         blocks = {s.hit: s for s in trace.spans}
+        if not isinstance(ctx.llm, LLM):  # ACCESS: local-only (check_access refuses it before a run)
+            raise RagsecError("ppl-char replays the victim locally; it cannot run on an endpoint")
         engine = ReplayEngine(ctx.llm, trace.prompt, GenerationSettings(**trace.model["settings"]))
         ctx.calls += 1  # the engine's base-prompt forward
 

@@ -24,7 +24,7 @@ class Candidate:
 
 def candidates(trace: Trace, ctx: MethodContext, removed: set[str]) -> list[Candidate]:
     """The current top-K for q with the removed chunks taken out of the corpus."""
-    k, alpha = int(trace.retrieval.get("k", len(trace.hits))), float(trace.retrieval.get("alpha", 0.5))
+    k, alpha = int(trace.retrieval.get("k", len(trace.hits))), trace.search_alpha()
     if ctx.retriever is None:
         return [Candidate(h.chunk_id, h.text) for h in trace.hits if h.chunk_id not in removed][:k]
     hits = ctx.retriever.search(trace.query, k=k + len(removed), alpha=alpha)

@@ -30,7 +30,7 @@ class Scoped:
 
 def scope(trace: Trace, ctx: MethodContext) -> list[Scoped]:
     """The used hits (they produced y in Pass-0), then each next group of K while it alone reproduces y."""
-    k, alpha = int(trace.retrieval.get("k", len(trace.hits))), float(trace.retrieval.get("alpha", 0.5))
+    k, alpha = int(trace.retrieval.get("k", len(trace.hits))), trace.search_alpha()
     used = [Scoped(trace.hits[i].chunk_id, trace.hits[i].text, trace.hits[i].hybrid) for i in trace.used]
     if ctx.retriever is None:
         return used
