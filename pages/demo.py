@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import streamlit as st
 
+from pages.backend import with_generator
 from pages.common import (
     ensure_routed,
     get_demo_scenarios,
     get_detector,
     get_embedder,
+    get_llm,
     get_pipeline,
     show_error,
     show_html,
@@ -45,9 +47,9 @@ if b2.button("Restart", key="demo_restart"):
 if go:
     try:
         with st.status(f"{state.next_stage} ...") as status:
-            clean = get_pipeline(scenario.corpus, None)
-            poisoned = get_pipeline(scenario.corpus, scenario.variant)
-            advance(state, clean, poisoned, get_detector(), get_embedder())
+            clean = with_generator(get_pipeline(scenario.corpus, None))  # the sidebar's generator
+            poisoned = with_generator(get_pipeline(scenario.corpus, scenario.variant))
+            advance(state, clean, poisoned, get_detector(), get_embedder(), surrogate=get_llm())
             status.update(label="Done", state="complete")
         st.rerun()  # redraw the progress bar and the Next button for the new stage
     except RagsecError as exc:
@@ -83,6 +85,8 @@ if "dscan_poisoned" in r:
     )
 
     st.subheader("4 · Attention collapse")
+    if r["dscan_poisoned"].surrogate:
+        st.info("Surrogate: the answers came from an endpoint, so this is the local model's attention over the same prompts.")
     cols = st.columns(2)
     for col, key, tkey, title in ((cols[0], "dscan_clean", "clean", "clean"), (cols[1], "dscan_poisoned", "poisoned", "poisoned")):
         res, tr = r[key], r[tkey]

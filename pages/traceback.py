@@ -102,7 +102,7 @@ if art is None or art.trace.trace_id != trace.trace_id:
     st.stop()
 
 # Imported only once there is an artifact to show (the page's first screens stay light).
-from ragsec_core.traceback.artifact import cost_summary, prompt_window, steps  # noqa: E402
+from ragsec_core.traceback.artifact import access_line, cost_summary, prompt_window, steps  # noqa: E402
 from ragsec_core.views.report import chunk_marks, report_html, step_marks  # noqa: E402
 
 res = art.pass1
@@ -130,6 +130,13 @@ cc[0].metric("Replays", cost["tests"])
 cc[1].metric("Model calls", cost["model_calls"])
 cc[2].metric("Forward-pass equivalents", cost["forward_pass_equivalents"])
 cc[3].metric("Time", f"{cost['total_ms'] / 1000:.1f} s")
+st.caption(f"Replayed on: {access_line(res)}")
+if res.usage:  # black-box: what the endpoint was sent
+    ec = st.columns(4)
+    ec[0].metric("Endpoint requests", res.usage.get("requests", 0))
+    ec[1].metric("Prompt tokens", res.usage.get("prompt_tokens", 0))
+    ec[2].metric("Completion tokens", res.usage.get("completion_tokens", 0))
+    ec[3].metric("Endpoint time", f"{res.usage.get('seconds', 0):.1f} s")
 
 # ---------------------------------------------------------------- stepper
 st.subheader("Step through every replay")

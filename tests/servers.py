@@ -18,6 +18,20 @@ from .browser import free_port
 CHROMA = shutil.which("chroma", path=str(Path(sys.executable).parent)) or shutil.which("chroma")
 
 
+def _answers(url: str, proc: subprocess.Popen[bytes], seconds: float) -> bool:
+    """Poll `url` until the server started as `proc` answers (True), exits or `seconds` pass (False)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            urllib.request.urlopen(url, timeout=2).read()
+            return True
+        except OSError:
+            if proc.poll() is not None:
+                return False
+            time.sleep(0.3)
+    return False
+
+
 class ChromaServer:
     """`chroma run` on a free loopback port with its own folder; `stop` kills it (the tests of a dying server)."""
 
@@ -28,15 +42,8 @@ class ChromaServer:
         self.log = (path / "chroma.log").open("w")
         self.proc = subprocess.Popen([CHROMA, "run", "--path", str(path / "db"), "--host", "127.0.0.1", "--port", str(self.port)],
                                      stdout=self.log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{self.port}/api/v2/heartbeat", timeout=2).read()
-                return
-            except OSError:
-                if self.proc.poll() is not None:
-                    break
-                time.sleep(0.3)
+        if _answers(f"http://127.0.0.1:{self.port}/api/v2/heartbeat", self.proc, 60):
+            return
         self.stop()
         pytest.fail(f"chroma run did not start: {(path / 'chroma.log').read_text()[-500:]}")
 
@@ -67,15 +74,8 @@ class LlamaServer:
             [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias", alias, "--host", "127.0.0.1",
              "--port", str(self.port), "--n_ctx", str(n_ctx), "--n_threads", "1", "--n_threads_batch", "1"],
             stdout=self.log, stderr=subprocess.STDOUT, env=env)
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            try:
-                urllib.request.urlopen(f"{self.base_url}/models", timeout=2).read()
-                return
-            except OSError:
-                if self.proc.poll() is not None:
-                    break
-                time.sleep(0.3)
+        if _answers(f"{self.base_url}/models", self.proc, 120):
+            return
         self.stop()
         pytest.fail(f"llama_cpp.server did not start: {self.log_path.read_text()[-800:]}")
 

@@ -74,7 +74,10 @@ def test_text_influence_orders_answers_by_overlap_with_the_event():
 class _BadServer(ThreadingHTTPServer):
     def __init__(self, mode: str) -> None:
         super().__init__(("127.0.0.1", 0), _Bad)
-        self.mode, self.seen = mode, []
+        self.mode, self.seen = mode, []  # (Authorization, api-key) of every request
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        """A client that gave up (the stall test's timeout) breaks the pipe on purpose: not worth a traceback."""
 
 
 class _Bad(BaseHTTPRequestHandler):
@@ -84,7 +87,7 @@ class _Bad(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         srv = self.server
-        srv.seen.append(self.headers.get("Authorization", ""))
+        srv.seen.append((self.headers.get("Authorization"), self.headers.get("api-key")))
         mode, n = srv.mode, len(srv.seen)
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
         if mode == "stall":
@@ -113,18 +116,24 @@ class _Bad(BaseHTTPRequestHandler):
         pass
 
 
-@pytest.fixture
-def bad_server() -> Iterator:
-    servers = []
+class _BadServers:
+    """Starts misbehaving servers on demand (`bad_server(mode)` -> base URL); `servers` keeps them for checks."""
 
-    def start(mode: str) -> str:
+    def __init__(self) -> None:
+        self.servers: list[_BadServer] = []
+
+    def __call__(self, mode: str) -> str:
         srv = _BadServer(mode)
         threading.Thread(target=srv.serve_forever, daemon=True).start()
-        servers.append(srv)
+        self.servers.append(srv)
         return f"http://127.0.0.1:{srv.server_address[1]}/v1"
 
-    yield start
-    for srv in servers:
+
+@pytest.fixture
+def bad_server() -> Iterator[_BadServers]:
+    started = _BadServers()
+    yield started
+    for srv in started.servers:
         srv.shutdown()
         srv.server_close()
 
@@ -153,6 +162,15 @@ def test_a_rate_limit_is_retried_and_the_key_is_sent_as_a_bearer_header(monkeypa
     assert llm.generate("Question?").text == "gate02.northwind.example"
     assert llm.usage.requests == 2 and llm.usage.retries == 1
     assert KEY not in json.dumps(llm.describe())
+    assert bad_server.servers[-1].seen == [(f"Bearer {KEY}", None)] * 2
+
+
+def test_a_gateway_key_header_carries_the_bare_key(monkeypatch, bad_server):
+    monkeypatch.setenv(KEY_ENV, KEY)
+    url = bad_server("ok")
+    llm = EndpointLLM(EndpointConfig(url, "m", api_key_env=KEY_ENV, api_key_header="api-key"))
+    assert llm.generate("Question?").text == "gate02.northwind.example"
+    assert bad_server.servers[-1].seen == [(None, KEY)] and KEY not in json.dumps(llm.describe())
 
 
 def test_server_down_is_one_clear_error(monkeypatch):
@@ -225,6 +243,8 @@ def test_cli_ask_and_trace_over_the_endpoint_and_failures_mid_run(llama_server, 
     r = _ragsec("ask", BASTION, "--corpus", "secops", "--variant", "embedded", *ep, "--store", str(store), env=env)
     assert r.returncode == 0, r.stderr
     trace_id = json.loads(store.read_text().splitlines()[-1])["trace_id"]
+    r = _ragsec("attention", trace_id, "--store", str(store), "--samples", "1")  # D-SCAN needs weights: a surrogate
+    assert r.returncode == 0 and r.stdout.startswith("surrogate: attention of SmolLM2") and "P(poisoned)" in r.stdout, r.stderr
     r = _ragsec("trace", trace_id, "--store", str(store), "--out", str(art), "--html", str(html), env=env)
     assert r.returncode == 0, r.stderr
     artifact = json.loads(art.read_text())
@@ -249,3 +269,25 @@ def test_llama_server_answers_like_the_model_it_serves(llama_server):
     req = urllib.request.Request(f"{llama_server.base_url}/chat/completions", body, {"Content-Type": "application/json"})
     data = json.loads(urllib.request.urlopen(req, timeout=60).read())
     assert data["choices"][0]["message"]["content"].strip() and data["usage"]["prompt_tokens"] > 5
+
+
+def test_guided_demo_runs_every_stage_over_the_endpoint(llama_server, embedder, llm):
+    """The teaching story with an endpoint as the generator: answers, traceback and remediation go over
+    HTTP; the attention stage reads the local surrogate and says so."""
+    from ragsec_core.data.corpus import load_corpus
+    from ragsec_core.rag import Pipeline, build_retriever
+    from ragsec_core.views.guided import STAGES, DemoState, advance, default_index, scenarios
+
+    items = scenarios()
+    scenario = items[default_index(items)]
+    http = EndpointLLM(EndpointConfig(llama_server.base_url, llama_server.model))
+    clean_corpus, poisoned_corpus = load_corpus(scenario.corpus), load_corpus(scenario.corpus, scenario.variant)
+    clean = Pipeline(clean_corpus, build_retriever(clean_corpus, embedder), http)
+    poisoned = Pipeline(poisoned_corpus, build_retriever(poisoned_corpus, embedder), http)
+    state = DemoState(scenario)
+    for _ in STAGES:
+        advance(state, clean, poisoned, None, embedder, surrogate=llm)
+    r = state.results
+    assert state.done and r["poisoned"].model["backend"] == "endpoint" and r["poisoned"].signals.t_asr
+    assert r["dscan_poisoned"].surrogate == llm.model_id and r["pass1"].backend == "endpoint"
+    assert r["remediation"].after.model["backend"] == "endpoint"

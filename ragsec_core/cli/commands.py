@@ -152,3 +152,30 @@ def cmd_detector(args: argparse.Namespace) -> int:
     det = Detector.load(args.path)
     print(detector_table(det) if args.markdown else detector_help(det))
     return 0
+
+
+def cmd_attention(args: argparse.Namespace) -> int:
+    """D-SCAN on a stored trace: P(poisoned), the document attention entropy and the implicated document.
+    White-box: it always runs on a local model, which for an endpoint's or an imported trace is a surrogate
+    reading the same prompt and answer (and says so)."""
+    from ragsec_core.dscan.detector import Detector, analyse_trace
+    from ragsec_core.models.llm import load_llm
+    from ragsec_core.retrieval.embed import Embedder
+
+    check_model_args(args)
+    trace = open_store(args).get(args.trace_id)
+    detector = Detector.load(args.detector)
+    result = analyse_trace(trace, load_llm(args.model, args.quantize), detector=detector, embedder=Embedder(),
+                           n_samples=args.samples)
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=2))
+        return 0
+    if result.surrogate:
+        print(f"surrogate: attention of {result.surrogate}, not of the model that answered ({visible(trace.model.get('id', '?'))})")
+    verdict = "poisoned" if result.poisoned else "not flagged"
+    print(f"P(poisoned) {result.probability:.3f} ({verdict} at threshold {detector.threshold:.3f})")
+    print(f"document attention entropy {result.features.get('doc_entropy', float('nan')):.3f}")
+    for i, d in enumerate(result.documents):
+        mark = "  <- implicated" if i == result.implicated else ""
+        print(f"  {visible(d.chunk_id or '?', 60):<60} weight {d.weight:.3f}  density {d.density:.4f}{mark}")
+    return 0

@@ -36,6 +36,8 @@ def print_trace(trace: Trace) -> None:
 
 
 def print_pass1(res: TracebackResult) -> None:
+    from ragsec_core.traceback.artifact import access_line, cost_line
+
     print(f"Trace {res.trace_id}: trigger {res.trigger} {'fired' if res.triggered else 'did not fire'}")
     print(f"Original answer:  {visible(res.original_answer)}")
     for r in res.rounds:
@@ -46,5 +48,5 @@ def print_pass1(res: TracebackResult) -> None:
                       f"prompt [{a.prompt[0]}, {a.prompt[1]}): {visible(a.text)!r}")
         print(f"  answer with the mask: {visible(r.answer_after)}")
     print(f"Sanitised answer: {visible(res.final_answer)}  ({'event gone' if res.resolved else 'event persists'})")
-    print(f"Cost: {res.model_calls} model calls, {res.forward_pass_equivalents} forward-pass equivalents, "
-          f"{res.ms / 1000:.1f} s")
+    print(f"Replayed on: {access_line(res)}")
+    print(f"Cost: {cost_line(res)}")

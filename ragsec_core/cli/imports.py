@@ -20,6 +20,8 @@ def add_import_parser(subparsers: Any) -> None:
     p.add_argument("--select", default=None, metavar="ID",
                    help="the interaction to import from a span file that holds several: a trace id, an LLM span id "
                         "or TRACE/SPAN")
+    p.add_argument("--target", default=None, help="the false answer the incident is about (labels PAR; replaces the file's labels)")
+    p.add_argument("--answer", action="append", default=[], help="a known correct answer (repeatable)")
     add_store_arg(p)
     p.add_argument("--json", action="store_true", help="print the whole trace as JSON")
     p.set_defaults(func=cmd_import)
@@ -27,8 +29,10 @@ def add_import_parser(subparsers: Any) -> None:
 
 def cmd_import(args: argparse.Namespace) -> int:
     from ragsec_core.data.openinference import import_trace
+    from ragsec_core.data.trace import Labels
 
-    trace = import_trace(args.file, args.format, args.select)
+    labels = Labels(None, list(args.answer), args.target) if (args.target or args.answer) else None
+    trace = import_trace(args.file, args.format, args.select, labels)
     store = open_store(args)
     store.append(trace)
     if args.json:

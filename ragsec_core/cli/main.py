@@ -22,6 +22,7 @@ from ragsec_core.cli.monitor import add_monitor_parser
 from ragsec_core.cli.options import add_corpus_args, add_model_args, add_retrieval_args, add_store_arg
 from ragsec_core.data.spans import DEFAULT_MASK_MODE, MASK_MODES
 from ragsec_core.data.trace import DEFAULT_TRIGGER, TRIGGERS
+from ragsec_core.models.options import DEFAULT_QUANTIZE, QUANTIZE_CHOICES
 from ragsec_core.traceback.options import DEFAULT_OBJECTIVE, OBJECTIVES
 
 EXIT_USAGE = 2
@@ -50,6 +51,15 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("artifact", help="artifact JSON written by `ragsec trace`")
     rp.add_argument("--out", default=None, help="report path (default: next to the artifact, .html)")
     rp.set_defaults(func=commands.cmd_report)
+    ap = sub.add_parser("attention", help="D-SCAN on a stored trace (on a local surrogate for an endpoint's or imported trace)")
+    ap.add_argument("trace_id")
+    ap.add_argument("--detector", default=None, help="detector JSON (default: the shipped one)")
+    ap.add_argument("--samples", type=int, default=None, help="sampled generations (default: the detector's N)")
+    ap.add_argument("--model", default=None, help="local HF model folder or .gguf file (default: SmolLM2)")
+    ap.add_argument("--quantize", default=DEFAULT_QUANTIZE, choices=QUANTIZE_CHOICES)
+    add_store_arg(ap)
+    ap.add_argument("--json", action="store_true")
+    ap.set_defaults(func=commands.cmd_attention)
     dp = sub.add_parser("detector", help="the D-SCAN detector's settings and its own evaluation figures")
     dp.add_argument("path", nargs="?", default=None, help="detector JSON (default: the shipped one)")
     dp.add_argument("--markdown", action="store_true", help="the evaluation as the markdown table the docs show")

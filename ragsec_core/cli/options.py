@@ -72,6 +72,8 @@ def add_endpoint_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--endpoint-mode", default=None, choices=ENDPOINT_MODES,
                    help="chat: /chat/completions with messages (default); completions: the rendered prompt (base models)")
     g.add_argument("--api-key-env", default=None, metavar="VAR", help=f"variable holding the API key (default {DEFAULT_API_KEY_ENV})")
+    g.add_argument("--api-key-header", default=None, metavar="NAME",
+                   help="header carrying the key (default Authorization: Bearer KEY; e.g. api-key for Azure OpenAI)")
     g.add_argument("--endpoint-timeout", type=float, default=60.0, metavar="S", help="seconds per request")
     g.add_argument("--endpoint-retries", type=int, default=2, metavar="N", help="retries on 429/5xx/timeouts")
     g.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'", help="extra header (repeatable)")

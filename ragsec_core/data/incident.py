@@ -34,7 +34,7 @@ IMPORT_FORMATS = ("incident", "openinference")  # `ragsec import --format`; the 
 MAX_IMPORT_BYTES = 50 * 2**20
 MAX_PASSAGES = 1000
 MAX_MESSAGES = 1000
-DEFAULT_MAX_NEW_TOKENS = 64  # replay length when the log does not say how long an answer could be
+IMPORT_MAX_NEW_TOKENS = 64  # replay length of an imported trace whose log does not say (ragsec's own runs use 32)
 INCIDENT_SCHEMA_FILE = Path(__file__).with_name("incident_schema.json")
 
 
@@ -354,7 +354,7 @@ def to_trace(it: Interaction, fmt: str, source: ImportFile) -> Trace:
 def model_record(it: Interaction) -> dict[str, Any]:
     """The trace's `model`: the deployment's name, greedy replay settings, and the endpoint it names (its
     URL without credentials), so `ragsec trace` can replay where the incident happened."""
-    settings = {"max_new_tokens": DEFAULT_MAX_NEW_TOKENS, "do_sample": False, "temperature": 0.0, "seed": 0} | it.settings
+    settings = {"max_new_tokens": IMPORT_MAX_NEW_TOKENS, "do_sample": False, "temperature": 0.0, "seed": 0} | it.settings
     record: dict[str, Any] = {"id": it.model_name or "unknown", "settings": settings} | it.model_extra
     if it.model_name or it.model_url:
         endpoint: dict[str, Any] = {"model": it.model_name or "unknown",

@@ -20,7 +20,7 @@ import binascii
 import json
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -51,7 +51,7 @@ from ragsec_core.data.incident import (
     text_of,
     to_trace,
 )
-from ragsec_core.data.trace import Trace
+from ragsec_core.data.trace import Labels, Trace
 
 LLM = OpenInferenceSpanKindValues.LLM.value
 RETRIEVER = OpenInferenceSpanKindValues.RETRIEVER.value
@@ -358,8 +358,11 @@ def detect_format(source: ImportFile) -> str:
     return "incident" if isinstance(doc, dict) and "passages" in doc and "query" in doc else "openinference"
 
 
-def import_trace(path: str | Path, fmt: str | None = None, select: str | None = None) -> Trace:
-    """`ragsec import`: the file as a validated Pass-0 trace (not yet stored)."""
+def import_trace(path: str | Path, fmt: str | None = None, select: str | None = None,
+                 labels: Labels | None = None) -> Trace:
+    """`ragsec import`: the file as a validated Pass-0 trace (not yet stored). `labels` (the analyst's: the
+    false answer the incident is about, the correct ones) replace the file's, so PAR is judged labelled;
+    spans never carry labels, and a sentence-long answer is rarely contained whole in a passage."""
     source = read_import_file(path)
     fmt = fmt or detect_format(source)
     if fmt == "incident":
@@ -370,4 +373,6 @@ def import_trace(path: str | Path, fmt: str | None = None, select: str | None = 
         it = parse_openinference(source, select)
     else:
         raise RagsecError(f"unknown import format '{fmt}' (choose from {', '.join(IMPORT_FORMATS)})")
+    if labels is not None and (labels.target or labels.answers):
+        it = replace(it, labels=labels)
     return to_trace(it, fmt, source)

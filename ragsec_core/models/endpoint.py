@@ -45,9 +45,10 @@ class EndpointConfig:
     timeout_s: float = 60.0
     retries: int = 2  # extra attempts after a transient failure (429, 5xx, connection reset, timeout)
     backoff_s: float = 0.5  # doubled after each failed attempt
-    headers: dict[str, str] = field(default_factory=dict)  # gateway headers (not secrets: they are stored)
+    headers: dict[str, str] = field(default_factory=dict)  # gateway headers (not recorded in traces; never credentials)
     ca_bundle: str | None = None  # a company CA for TLS interception proxies
     concurrency: int = 1  # requests in flight together where Pass-1's candidates are independent
+    api_key_header: str = "Authorization"  # sent as `Bearer KEY`; any other name carries the bare key (Azure: api-key)
 
     def __post_init__(self) -> None:
         if self.mode not in ENDPOINT_MODES:
@@ -60,13 +61,14 @@ class EndpointConfig:
             raise RagsecError(f"CA bundle not found: '{self.ca_bundle}'")
         for name in self.headers:
             if any(w in name.lower() for w in SECRET_WORDS):
-                raise RagsecError(f"header '{name}' looks like a credential: headers are stored in the trace; "
+                raise RagsecError(f"header '{name}' looks like a credential: "
                                   "put the key in an environment variable (--api-key-env)")
         object.__setattr__(self, "base_url", check_url(self.base_url))
 
     def describe(self) -> dict[str, Any]:
         """What a trace records about the endpoint: enough to replay on it, nothing secret."""
-        return {"url": self.base_url, "model": self.model, "mode": self.mode, "api_key_env": self.api_key_env}
+        return {"url": self.base_url, "model": self.model, "mode": self.mode, "api_key_env": self.api_key_env,
+                "api_key_header": self.api_key_header}
 
 
 def check_url(url: str) -> str:
@@ -109,6 +111,7 @@ def config_from_flags(flags: Any, recorded: dict[str, Any] | None = None) -> End
         timeout_s=getattr(flags, "endpoint_timeout", 60.0), retries=getattr(flags, "endpoint_retries", 2),
         headers=parse_headers(getattr(flags, "header", None) or []), ca_bundle=getattr(flags, "ca_bundle", None),
         concurrency=getattr(flags, "concurrency", 1),
+        api_key_header=getattr(flags, "api_key_header", None) or made.get("api_key_header") or "Authorization",
     )
 
 
@@ -164,7 +167,8 @@ class EndpointLLM:
         self._key = api_key.strip() if api_key and api_key.strip() else self._read_key()
         headers = {"Content-Type": "application/json", **config.headers}
         if self._key:
-            headers["Authorization"] = f"Bearer {self._key}"
+            name = config.api_key_header
+            headers[name] = f"Bearer {self._key}" if name.lower() == "authorization" else self._key
         verify: Any = config.ca_bundle if config.ca_bundle else True
         self._client = httpx.Client(headers=headers, timeout=config.timeout_s, verify=verify,
                                     limits=httpx.Limits(max_connections=max(4, config.concurrency)))

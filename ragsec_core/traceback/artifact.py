@@ -111,6 +111,23 @@ def prompt_window(trace: Trace, step: Step, margin: int = 300) -> tuple[int, int
     return max(0, a - margin), min(len(trace.prompt), b + margin)
 
 
+def cost_line(result: TracebackResult) -> str:
+    """The cost in one line, as the CLI, the report and the app state it (with the endpoint's usage)."""
+    line = f"{result.model_calls} model calls, {result.forward_pass_equivalents} forward-pass equivalents, {result.ms / 1000:.1f} s"
+    u = result.usage
+    if u:
+        line += (f"; endpoint: {u.get('requests', 0)} requests, {u.get('prompt_tokens', 0)} prompt + "
+                 f"{u.get('completion_tokens', 0)} completion tokens, {u.get('seconds', 0)} s, {u.get('retries', 0)} retries")
+    return line
+
+
+def access_line(result: TracebackResult) -> str:
+    """How the replays reached the model: white-box in process, or black-box over an endpoint."""
+    if result.backend == "endpoint":
+        return f"endpoint (black-box; influence: {result.influence})"
+    return f"local model (white-box; influence: {result.influence})"
+
+
 def cost_summary(result: TracebackResult) -> dict[str, Any]:
     tests = result.tests
     return {

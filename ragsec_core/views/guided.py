@@ -82,8 +82,10 @@ class DemoState:
         return None if self.done else STAGES[self.stage]
 
 
-def advance(state: DemoState, clean: Any, poisoned: Any, detector: Any, embedder: Any, k: int = 5, alpha: float = 0.5) -> str:
-    """Run the next stage; `clean` / `poisoned` are Pipelines over the clean corpus and its variant."""
+def advance(state: DemoState, clean: Any, poisoned: Any, detector: Any, embedder: Any, k: int = 5, alpha: float = 0.5,
+            surrogate: Any = None) -> str:
+    """Run the next stage; `clean` / `poisoned` are Pipelines over the clean corpus and its variant. With
+    an endpoint generator, attention is read from `surrogate` (a local model) over the same prompts."""
     name, r, q = state.next_stage, state.results, state.scenario.query.query
     if name is None:
         raise RagsecError("the demo is finished: restart it")
@@ -94,8 +96,8 @@ def advance(state: DemoState, clean: Any, poisoned: Any, detector: Any, embedder
     elif name == "poisoned answer":
         r["poisoned"] = poisoned.ask(q, k=k, alpha=alpha)
     elif name == "attention collapse":
-        r["dscan_clean"] = analyse_trace(r["clean"], clean.llm, detector=detector, embedder=embedder)
-        r["dscan_poisoned"] = analyse_trace(r["poisoned"], poisoned.llm, detector=detector, embedder=embedder)
+        r["dscan_clean"] = analyse_trace(r["clean"], surrogate or clean.llm, detector=detector, embedder=embedder)
+        r["dscan_poisoned"] = analyse_trace(r["poisoned"], surrogate or poisoned.llm, detector=detector, embedder=embedder)
     elif name == "traceback":
         r["pass1"] = run_pass1(poisoned.llm, r["poisoned"], "ANY" if not r["poisoned"].signals.par else "PAR")
     elif name == "remediation":
