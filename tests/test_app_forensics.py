@@ -109,6 +109,10 @@ def test_endpoint_backend_in_the_sidebar_asks_traces_and_labels_the_surrogate(ap
     at.text_input(key="query").input(BASTION).run()
     at.button(key="ask").click().run()
     assert at.error and "credentials" in at.error[0].value and "pw" not in at.error[0].value
+    at.text_input(key="ep_url").input("http://127.0.0.1:9/v1").run()  # nothing listens there
+    at.button(key="ask").click().run()
+    assert not at.exception and at.error and "failed after 3 attempts" in at.error[0].value
+    assert "trace" not in at.session_state  # nothing was stored for the failed ask
     at.text_input(key="ep_url").input(llama_server.base_url).run()
     at.text_input(key="ep_key").input("sk-app-session-key-123").run()
     at.button(key="ask").click().run()
