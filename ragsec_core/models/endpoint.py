@@ -24,8 +24,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+import httpx
+
 from ragsec_core._util.errors import RagsecError
-from ragsec_core._util.extras import require
 from ragsec_core.models.llm import Generation, GenerationSettings
 from ragsec_core.models.options import DEFAULT_API_KEY_ENV, ENDPOINT_MODES
 
@@ -157,9 +158,6 @@ class EndpointLLM:
     def __init__(self, config: EndpointConfig, api_key: str | None = None) -> None:
         """`api_key`: a key given by the app's password field for one browser session; otherwise the
         environment variable the config names."""
-        require("endpoint", "an OpenAI-compatible endpoint", "httpx")
-        import httpx
-
         self.config = config
         self.model_id = f"{config.model} @ {config.base_url}"
         self.usage = Usage()
@@ -233,8 +231,6 @@ class EndpointLLM:
 
     def _post(self, path: str, body: dict[str, Any]) -> Any:
         """POST with bounded retries on transient failures; anything else is one clear error."""
-        import httpx
-
         url, delay, last = self.config.base_url + path, self.config.backoff_s, "no attempt"
         for attempt in range(self.config.retries + 1):
             if attempt:
