@@ -13,7 +13,8 @@ SECRET_PARAM_WORDS = ("key", "token", "secret", "sig", "password", "auth")
 
 
 def is_secret_param(name: str) -> bool:
-    """A query parameter whose name suggests a credential (`api_key`, `X-Amz-Signature`, `access_token`)."""
+    """A query parameter or header whose name suggests a credential (`api_key`, `X-Amz-Signature`,
+    `access_token`, `Authorization`): redacted from logged URLs, refused as an endpoint's extra header."""
     low = name.lower()
     return any(w in low for w in SECRET_PARAM_WORDS)
 

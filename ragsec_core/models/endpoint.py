@@ -27,12 +27,12 @@ from urllib.parse import urlsplit
 import httpx
 
 from ragsec_core._util.errors import RagsecError
+from ragsec_core._util.urls import is_secret_param
 from ragsec_core.models.llm import Generation, GenerationSettings
 from ragsec_core.models.options import DEFAULT_API_KEY_ENV, ENDPOINT_MODES
 
 RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})  # transient: retried with backoff
 MAX_BODY_BYTES = 8 << 20  # an answer of a few words never needs more; a bigger body is garbage
-SECRET_WORDS = ("key", "token", "secret", "sig", "password", "auth")
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,7 @@ class EndpointConfig:
         if self.ca_bundle is not None and not os.path.isfile(self.ca_bundle):
             raise RagsecError(f"CA bundle not found: '{self.ca_bundle}'")
         for name in self.headers:
-            if any(w in name.lower() for w in SECRET_WORDS):
+            if is_secret_param(name):
                 raise RagsecError(f"header '{name}' looks like a credential: "
                                   "put the key in an environment variable (--api-key-env)")
         object.__setattr__(self, "base_url", check_url(self.base_url))
