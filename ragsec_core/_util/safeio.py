@@ -25,14 +25,20 @@ def read_text(path: Path) -> str:
         data = path.read_bytes()
     except OSError as exc:
         raise RagsecError(f"cannot read '{path}': {exc.strerror or exc}") from None
+    return decode_utf8(data, str(path), "a text corpus")
+
+
+def decode_utf8(data: bytes, name: str, kind: str) -> str:
+    """The bytes of a hostile file as UTF-8 text (BOM tolerated), or one clear error naming `name` and
+    what it should have been (`kind`): UTF-16, NUL bytes (a binary file) or invalid UTF-8."""
     if data[:2] in (b"\xff\xfe", b"\xfe\xff") and b"\x00" in data:
-        raise RagsecError(f"'{path}' is UTF-16: re-encode it as UTF-8")
+        raise RagsecError(f"'{name}' is UTF-16: re-encode it as UTF-8")
     if b"\x00" in data:
-        raise RagsecError(f"'{path}' looks like a binary file (NUL bytes), not a text corpus")
+        raise RagsecError(f"'{name}' looks like a binary file (NUL bytes), not {kind}")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise RagsecError(f"'{path}' is not valid UTF-8 (byte {exc.start}): re-encode it as UTF-8") from None
+        raise RagsecError(f"'{name}' is not valid UTF-8 (byte {exc.start}): re-encode it as UTF-8") from None
 
 
 def read_json(path: str | Path, what: str = "file") -> Any:

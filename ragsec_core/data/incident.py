@@ -26,7 +26,7 @@ from typing import Any
 
 from ragsec_core._util.errors import RagsecError
 from ragsec_core._util.inputs import check_query
-from ragsec_core._util.safeio import exists, scrub
+from ragsec_core._util.safeio import decode_utf8, exists, scrub
 from ragsec_core._util.urls import redact_url
 from ragsec_core.data.trace import Labels, PromptSpan, Trace, TraceHit, compute_signals, new_trace_id, now_iso, validate
 
@@ -90,13 +90,7 @@ def read_import_file(path: str | Path) -> ImportFile:
         raise RagsecError(f"cannot read '{p}': {exc.strerror or exc}") from None
     if len(data) > MAX_IMPORT_BYTES:
         raise RagsecError(f"'{p.name}' is over {MAX_IMPORT_BYTES // 2**20} MB; split it or cut it to the interaction")
-    if b"\x00" in data:
-        raise RagsecError(f"'{p.name}' looks like a binary file (NUL bytes), not JSON")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise RagsecError(f"'{p.name}' is not valid UTF-8 (byte {exc.start}): re-encode it as UTF-8") from None
-    return ImportFile(p.name, hashlib.sha256(data).hexdigest(), text)
+    return ImportFile(p.name, hashlib.sha256(data).hexdigest(), decode_utf8(data, p.name, "JSON"))
 
 
 def _no_constants(name: str) -> Any:
