@@ -135,14 +135,13 @@ class Pipeline:
     def _messages(self, prompt: str) -> tuple[list[dict[str, str]], int | None]:
         """The messages a chat endpoint is sent, with the index of the one whose content is `prompt`;
         none for the local model and a completions endpoint, whose rendered `prompt` is sent as is."""
-        if isinstance(self.llm, EndpointLLM) and self.llm.config.mode == "chat":
-            return self.llm.messages(SYSTEM_PROMPT, prompt), 1
-        return [], None
+        framed = self.llm.frame(SYSTEM_PROMPT, prompt) if isinstance(self.llm, EndpointLLM) else None
+        return (framed, 1) if framed else ([], None)
 
     def model_record(self, settings: GenerationSettings) -> dict[str, Any]:
         """The trace's `model`: id, settings and backend; for an endpoint its URL, name and mode (no key)."""
         record: dict[str, Any] = {"id": self.llm.model_id, "quantize": self.llm.quantize,
-                                  "settings": settings.to_dict(), "backend": "local"}
+                                  "settings": settings.to_dict(), "backend": self.llm.backend}
         if isinstance(self.llm, EndpointLLM):
             record |= self.llm.describe()
         return record

@@ -193,8 +193,11 @@ class EndpointLLM:
             return user
         return f"{system}\n\n{user}"
 
-    def messages(self, system: str, prompt: str) -> list[dict[str, str]]:
-        """The chat messages of a Pass-0 request whose user message is `prompt`."""
+    def frame(self, system: str, prompt: str) -> list[dict[str, str]] | None:
+        """The chat messages a request whose user message is `prompt` is sent (the system message beside
+        it); None in completions mode, where `prompt` is the whole text sent."""
+        if self.config.mode != "chat":
+            return None
         return [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
 
     # ------------------------------------------------------------ requests

@@ -52,8 +52,6 @@ def text_logprob(answer: str, reference: str) -> float:
 class EndpointReplayEngine:
     """Replays of masked variants of one prompt on an endpoint, memoised, with optional batching."""
 
-    influence = "text-overlap"
-
     def __init__(self, llm: EndpointLLM, base_prompt: str, settings: GenerationSettings | None = None,
                  messages_for: MessagesFor | None = None, base_tokens: int | None = None) -> None:
         self.llm = llm

@@ -20,7 +20,7 @@ import torch
 
 from ragsec_core._util.errors import RagsecError
 from ragsec_core._util.paths import cache_dir
-from ragsec_core.models.options import DEFAULT_MAX_NEW_TOKENS, DEFAULT_QUANTIZE, QUANTIZE_CHOICES
+from ragsec_core.models.options import DEFAULT_BACKEND, DEFAULT_MAX_NEW_TOKENS, DEFAULT_QUANTIZE, QUANTIZE_CHOICES
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -49,6 +49,8 @@ class Generation:
 
 class LLM:
     """A loaded causal LM with its tokenizer; `generate` is serialised so sessions can share it."""
+
+    backend = DEFAULT_BACKEND  # white-box, in process (an `EndpointLLM` says "endpoint")
 
     def __init__(self, model: Any, tokenizer: Any, model_id: str, quantize: str = DEFAULT_QUANTIZE) -> None:
         self.model = model.eval()

@@ -11,6 +11,7 @@ BACKENDS = ("local", "endpoint")  # the in-process transformers model, or an Ope
 DEFAULT_BACKEND = "local"
 ENDPOINT_MODES = ("chat", "completions")  # /v1/chat/completions with messages, /v1/completions with text
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"  # the key is read from this variable, never from a flag value
-# Pass-1's influence signal: the drop in the event answer's mean log-probability (white-box, local model),
-# or the drop in the replayed answer's word overlap with the event answer (black-box: any endpoint).
-INFLUENCES = ("logprob", "text-overlap")
+# Pass-1's influence signal by backend: the drop in the event answer's mean log-probability (white-box,
+# local model), or the drop in the replayed answer's word overlap with the event answer (black-box: any endpoint).
+INFLUENCE_OF = {"local": "logprob", "endpoint": "text-overlap"}
+INFLUENCES = tuple(INFLUENCE_OF.values())

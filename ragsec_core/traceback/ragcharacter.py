@@ -34,6 +34,7 @@ from ragsec_core.data.trace import overlaps as answer_overlaps
 from ragsec_core.models.endpoint import EndpointLLM
 from ragsec_core.models.endpoint_replay import EndpointReplayEngine
 from ragsec_core.models.llm import LLM, GenerationSettings
+from ragsec_core.models.options import INFLUENCE_OF
 from ragsec_core.models.replay import NaiveReplayEngine, ReplayEngine
 from ragsec_core.traceback.options import DEFAULT_OBJECTIVE, OBJECTIVES
 from ragsec_core.traceback.result import Round, SpanRecord, Test, TracebackResult
@@ -98,8 +99,7 @@ class Pass1:
         self.result = TracebackResult(
             trace.trace_id, trigger, objective, mask_mode, triggered(trace, trigger),
             original_answer=trace.answer, budgets=asdict(self.b),
-            influence="text-overlap" if isinstance(llm, EndpointLLM) else "logprob",
-            backend="endpoint" if isinstance(llm, EndpointLLM) else "local",
+            influence=INFLUENCE_OF[llm.backend], backend=llm.backend,
         )
         self._round = 0
         self._ref = trace.answer

@@ -58,8 +58,7 @@ def generate(ctx: MethodContext, llm: LLM | EndpointLLM, prompt: str, max_new_to
     ctx.calls += 1
     settings = GenerationSettings(max_new_tokens=max_new_tokens)
     if isinstance(llm, EndpointLLM):
-        framed = llm.messages(SYSTEM_PROMPT, prompt) if llm.config.mode == "chat" else None
-        return llm.generate(prompt, settings, framed).text
+        return llm.generate(prompt, settings, llm.frame(SYSTEM_PROMPT, prompt)).text
     return llm.generate(prompt, settings).text
 
 
