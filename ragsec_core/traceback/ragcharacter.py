@@ -34,7 +34,7 @@ from ragsec_core.data.trace import overlaps as answer_overlaps
 from ragsec_core.models.endpoint import EndpointLLM
 from ragsec_core.models.endpoint_replay import EndpointReplayEngine
 from ragsec_core.models.llm import LLM, GenerationSettings
-from ragsec_core.models.options import INFLUENCE_OF
+from ragsec_core.models.options import DEFAULT_BACKEND, INFLUENCE_OF
 from ragsec_core.models.replay import NaiveReplayEngine, ReplayEngine
 from ragsec_core.traceback.options import DEFAULT_OBJECTIVE, OBJECTIVES
 from ragsec_core.traceback.result import Round, SpanRecord, Test, TracebackResult
@@ -96,10 +96,11 @@ class Pass1:
         self.naive = naive  # replay every variant with plain generate (the reference path of the speed bench)
         self.blocks = {s.hit: s for s in trace.spans}  # used hit -> prompt offsets
         self.masks: list[Span] = []  # cumulative, prompt-global
+        backend = llm.backend if isinstance(llm, EndpointLLM) else DEFAULT_BACKEND  # (textual tests pass no model)
         self.result = TracebackResult(
             trace.trace_id, trigger, objective, mask_mode, triggered(trace, trigger),
             original_answer=trace.answer, budgets=asdict(self.b),
-            influence=INFLUENCE_OF[llm.backend], backend=llm.backend,
+            influence=INFLUENCE_OF[backend], backend=backend,
         )
         self._round = 0
         self._ref = trace.answer
