@@ -46,12 +46,24 @@ def read_json(path: str | Path, what: str = "file") -> Any:
     p = Path(path).expanduser()
     if not exists(p, kind="file"):
         raise RagsecError(f"{what} not found: '{p}'")
+    return parse_json(read_text(p), f"'{p}'")
+
+
+def _no_constants(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def parse_json(text: str, what: str, *, strict: bool = False) -> Any:
+    """JSON text from outside, or one clear `RagsecError` naming `what`. `strict` also refuses NaN and
+    Infinity, which would make a record that embeds the values invalid JSON for other readers."""
     try:
-        return json.loads(read_text(p))
+        return json.loads(text, parse_constant=_no_constants) if strict else json.loads(text)
     except json.JSONDecodeError as exc:
-        raise RagsecError(f"'{p}': invalid JSON ({exc.msg} at line {exc.lineno})") from None
+        raise RagsecError(f"{what}: invalid JSON ({exc.msg} at line {exc.lineno})") from None
+    except ValueError as exc:  # only the strict constants hook raises a bare ValueError
+        raise RagsecError(f"{what}: {exc}") from None
     except RecursionError:
-        raise RagsecError(f"'{p}': JSON nested too deeply") from None
+        raise RagsecError(f"{what}: JSON nested too deeply") from None
 
 
 def exists(p: Path, kind: str = "any") -> bool:

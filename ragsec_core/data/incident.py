@@ -26,7 +26,7 @@ from typing import Any
 
 from ragsec_core._util.errors import RagsecError
 from ragsec_core._util.inputs import check_query
-from ragsec_core._util.safeio import decode_utf8, exists, scrub
+from ragsec_core._util.safeio import decode_utf8, exists, parse_json, scrub
 from ragsec_core._util.urls import redact_url
 from ragsec_core.data.trace import Labels, PromptSpan, Trace, TraceHit, compute_signals, new_trace_id, now_iso, validate
 
@@ -93,22 +93,6 @@ def read_import_file(path: str | Path) -> ImportFile:
     return ImportFile(p.name, hashlib.sha256(data).hexdigest(), decode_utf8(data, p.name, "JSON"))
 
 
-def _no_constants(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
-
-
-def parse_json(text: str, what: str) -> Any:
-    """Strict JSON (no NaN/Infinity, which would make the stored trace invalid JSON elsewhere)."""
-    try:
-        return json.loads(text, parse_constant=_no_constants)
-    except json.JSONDecodeError as exc:
-        raise RagsecError(f"{what}: invalid JSON ({exc.msg} at line {exc.lineno})") from None
-    except ValueError as exc:
-        raise RagsecError(f"{what}: {exc}") from None
-    except RecursionError:
-        raise RagsecError(f"{what}: JSON nested too deeply") from None
-
-
 def text_of(value: Any) -> str:
     """A string from the file, safe to store (lone surrogates become U+FFFD, same length)."""
     return scrub(value if isinstance(value, str) else str(value))
@@ -149,7 +133,7 @@ def parse_incident(source: ImportFile) -> Interaction:
     """An incident JSON (`incident_schema.json`) as an Interaction; one clear error for the first problem."""
     import jsonschema
 
-    doc = parse_json(source.text, f"'{source.name}'")
+    doc = parse_json(source.text, f"'{source.name}'", strict=True)  # NaN would make the stored trace invalid JSON
     if not isinstance(doc, dict):
         raise RagsecError(f"'{source.name}': an incident is one JSON object (got {type(doc).__name__})")
     if isinstance(doc.get("passages"), list):

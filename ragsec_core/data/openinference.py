@@ -37,6 +37,7 @@ from openinference.semconv.trace import (
 )
 
 from ragsec_core._util.errors import RagsecError
+from ragsec_core._util.safeio import parse_json
 from ragsec_core.data.incident import (
     IMPORT_FORMATS,
     MAX_MESSAGES,
@@ -46,7 +47,6 @@ from ragsec_core.data.incident import (
     check_passage_count,
     finite_score,
     parse_incident,
-    parse_json,
     read_import_file,
     text_of,
     to_trace,
@@ -352,7 +352,7 @@ def _listed(ids: list[str]) -> str:
 def detect_format(source: ImportFile) -> str:
     """incident for one JSON object with a query and passages, else openinference (span records)."""
     try:
-        doc = parse_json(source.text, source.name)
+        doc = parse_json(source.text, source.name, strict=True)
     except RagsecError:
         return "openinference"  # several JSON values back to back: span lines
     return "incident" if isinstance(doc, dict) and "passages" in doc and "query" in doc else "openinference"
