@@ -33,6 +33,22 @@ class MethodResult:
     calls: int = 0  # model invocations (forwards, generations, replays), victim and judge together
     seconds: float = 0.0
     details: dict[str, Any] = field(default_factory=dict)
+    tokens: int = 0  # tokens pushed through a model (prompt and generated), victim and judge together
+    fpe: float | None = None  # forward-pass equivalents when the method measures them itself (Pass-1's engine)
+
+    def forward_pass_equivalents(self, prompt_tokens: int) -> float:
+        """The issue's cost unit: one forward over the event's full prompt counts 1, so a method's tokens
+        are divided by the prompt's length (a generation counts every token it pushes through)."""
+        return self.fpe if self.fpe is not None else self.tokens / max(1, prompt_tokens)
+
+
+@dataclass(frozen=True)
+class Spent:
+    """Model cost outside a method's own `Timer` (a shared value computed earlier for another method)."""
+
+    calls: int = 0
+    seconds: float = 0.0
+    tokens: int = 0
 
 
 @dataclass
@@ -46,29 +62,31 @@ class MethodContext:
     ppl_threshold: float | None = None  # calibrated once per benchmark on benign corpus chunks
     seed: int = 0
     calls: int = 0  # incremented by every model call the helpers make
-    _memo: dict[str, tuple[Any, int, float]] = field(default_factory=dict)
+    tokens: int = 0  # tokens those calls pushed through a model (the forward-pass-equivalent count)
+    _memo: dict[str, tuple[Any, Spent]] = field(default_factory=dict)
 
     def for_event(self, retriever: HybridRetriever | None) -> MethodContext:
         """A fresh per-event context (shared results must not leak across events)."""
         return MethodContext(self.llm, self.judge, retriever, self.ppl_threshold, self.seed)
 
-    def shared(self, key: str, compute: Callable[[], Any]) -> tuple[Any, int, float]:
+    def shared(self, key: str, compute: Callable[[], Any]) -> tuple[Any, Spent]:
         """A per-event value computed once and reused by several methods (RAGOrigin's ranking by
-        RAGOrigin-Char, Pass-1 by the -Char fallbacks). Returns (value, calls, seconds) where the cost is
-        what the caller's own `Timer` did not see: zero when computed now, the full cost when cached, so
-        every method that relies on it is charged for it once."""
+        RAGOrigin-Char, Pass-1 by the -Char fallbacks). Returns (value, cost) where the cost is what the
+        caller's own `Timer` did not see: nothing when computed now, the full cost when cached, so every
+        method that relies on it is charged for it once."""
         if key in self._memo:
             return self._memo[key]
-        t0, c0 = time.perf_counter(), self.calls
+        t0, c0, k0 = time.perf_counter(), self.calls, self.tokens
         value = compute()
-        self._memo[key] = (value, self.calls - c0, time.perf_counter() - t0)
-        return value, 0, 0.0
+        self._memo[key] = (value, Spent(self.calls - c0, time.perf_counter() - t0, self.tokens - k0))
+        return value, Spent()
 
-    def pass1(self, trace: Trace) -> tuple[TracebackResult, int, float]:
+    def pass1(self, trace: Trace) -> tuple[TracebackResult, Spent]:
         """RAGCharacter Pass-1 on this event, run once per event (see `shared`)."""
         def compute() -> TracebackResult:
             res = run_pass1(self.llm, trace)
             self.calls += res.model_calls
+            self.tokens += round(res.forward_pass_equivalents * int(trace.timing.get("prompt_tokens") or 0))
             return res
 
         return self.shared("pass1", compute)
@@ -105,12 +123,13 @@ class Timer:
     """Seconds and model calls spent between construction and `result`."""
 
     def __init__(self, ctx: MethodContext) -> None:
-        self.ctx, self.t0, self.calls0 = ctx, time.perf_counter(), ctx.calls
+        self.ctx, self.t0, self.calls0, self.tokens0 = ctx, time.perf_counter(), ctx.calls, ctx.tokens
 
     def result(self, method: str, chunks: list[int], spans: list[tuple[int, Span]], **kw: Any) -> MethodResult:
-        extra_calls, extra_s = kw.pop("extra_calls", 0), kw.pop("extra_seconds", 0.0)
+        extra: Spent = kw.pop("extra", Spent())
         return MethodResult(
-            method, chunks, spans, calls=self.ctx.calls - self.calls0 + extra_calls,
-            seconds=time.perf_counter() - self.t0 + extra_s, **kw,
+            method, chunks, spans, calls=self.ctx.calls - self.calls0 + extra.calls,
+            seconds=time.perf_counter() - self.t0 + extra.seconds, tokens=self.ctx.tokens - self.tokens0 + extra.tokens,
+            **kw,
         )
 

@@ -13,7 +13,7 @@ import re
 
 from ragsec_core.data.spans import Span, sentence_spans, trim
 from ragsec_core.data.trace import Trace
-from ragsec_core.traceback.baselines.base import MethodContext, MethodResult, Timer
+from ragsec_core.traceback.baselines.base import MethodContext, MethodResult, Spent, Timer
 from ragsec_core.traceback.baselines.lm import ask_judge
 from ragsec_core.traceback.baselines.prompts import EVIDENCE
 from ragsec_core.traceback.baselines.ragforensics import forensic_removed
@@ -50,17 +50,16 @@ def locate(text: str, snippet: str) -> Span | None:
 
 
 def characterise(name: str, trace: Trace, ctx: MethodContext, timer: Timer, suspected: list[int],
-                 cost: tuple[int, float], details: dict[str, object]) -> MethodResult:
+                 cost: Spent, details: dict[str, object]) -> MethodResult:
     """Chunk choice, judge snippet, offsets; `cost` is the shared base ranking's uncounted cost."""
-    calls, seconds = cost
     consulted: list[tuple[int | None, Span | None]] = []
 
     def proposal() -> tuple[int | None, Span | None]:
         """Pass-1's attribution span, charged to this method once however often it is consulted."""
-        nonlocal calls, seconds
+        nonlocal cost
         if not consulted:
-            res, c, s = ctx.pass1(trace)
-            calls, seconds = calls + c, seconds + s
+            res, more = ctx.pass1(trace)
+            cost = Spent(cost.calls + more.calls, cost.seconds + more.seconds, cost.tokens + more.tokens)
             rec = res.attribution[0] if res.attribution else None
             consulted.append((rec.hit, (rec.local[0], rec.local[1])) if rec else (None, None))
         return consulted[0]
@@ -75,7 +74,7 @@ def characterise(name: str, trace: Trace, ctx: MethodContext, timer: Timer, susp
         p_hit, p_span = proposal()
         span, source = (p_span, "pass1") if p_hit == hit and p_span else ((0, len(text)), "chunk")
     chunks = [hit] + [i for i in suspected if i != hit]
-    return timer.result(name, chunks, [(hit, span)], extra_calls=calls, extra_seconds=seconds,
+    return timer.result(name, chunks, [(hit, span)], extra=cost,
                         details=details | {"snippet": snippet, "span_source": source})
 
 
@@ -84,10 +83,10 @@ class RAGForensicsChar:
 
     def run(self, trace: Trace, ctx: MethodContext) -> MethodResult:
         timer = Timer(ctx)
-        (removed, _), calls, secs = ctx.shared("ragforensics", lambda: forensic_removed(trace, ctx))
+        (removed, _), cost = ctx.shared("ragforensics", lambda: forensic_removed(trace, ctx))
         by_id = {trace.hits[i].chunk_id: i for i in trace.used}
         suspected = sorted((by_id[c] for c in removed if c in by_id), key=lambda i: trace.hits[i].rank)
-        return characterise(self.name, trace, ctx, timer, suspected, (calls, secs), {"removed": len(removed)})
+        return characterise(self.name, trace, ctx, timer, suspected, cost, {"removed": len(removed)})
 
 
 class RAGOriginChar:
@@ -95,7 +94,7 @@ class RAGOriginChar:
 
     def run(self, trace: Trace, ctx: MethodContext) -> MethodResult:
         timer = Timer(ctx)
-        (flagged, _, size), calls, secs = ctx.shared("ragorigin", lambda: origin_ranking(trace, ctx))
+        (flagged, _, size), cost = ctx.shared("ragorigin", lambda: origin_ranking(trace, ctx))
         by_id = {trace.hits[i].chunk_id: i for i in trace.used}
         suspected = [by_id[c] for c in flagged if c in by_id]
-        return characterise(self.name, trace, ctx, timer, suspected, (calls, secs), {"scope": size})
+        return characterise(self.name, trace, ctx, timer, suspected, cost, {"scope": size})

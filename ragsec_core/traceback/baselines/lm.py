@@ -1,6 +1,7 @@
 """Small scoring primitives the baselines share: token losses, yes/no judgements, short generations.
 
-Each call increments `ctx.calls` once, so calls per event are comparable with Pass-1's replay count.
+Each call increments `ctx.calls` once, so calls per event are comparable with Pass-1's replay count, and
+adds the tokens it pushed through the model to `ctx.tokens` (forward-pass equivalents).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ def token_nll(ctx: MethodContext, llm: LLM, text: str) -> tuple[list[float], lis
     nll, offsets = scoring.token_nll(llm, text, MAX_TOKENS)
     if len(nll):
         ctx.calls += 1
+        ctx.tokens += len(nll) + 1
     return nll.tolist(), offsets
 
 
@@ -36,6 +38,7 @@ def continuation_nll(ctx: MethodContext, llm: LLM, prefix: str, target: str) -> 
     with llm._lock, torch.no_grad():
         logits = llm.model(x).logits[0, len(p) - 1 : -1].float()
     ctx.calls += 1
+    ctx.tokens += x.shape[1]
     return float(-torch.log_softmax(logits, -1)[torch.arange(len(t)), t].mean())
 
 
@@ -46,6 +49,7 @@ def judge_yes(ctx: MethodContext, user: str) -> tuple[bool, float]:
     with llm._lock, torch.no_grad():
         logp = torch.log_softmax(llm.model(ids).logits[0, -1].float(), -1)
     ctx.calls += 1
+    ctx.tokens += ids.shape[1]
     tok = llm.tokenizer
     yes = max(float(logp[tok.encode(w, add_special_tokens=False)[0]]) for w in (YES, " " + YES))
     no = max(float(logp[tok.encode(w, add_special_tokens=False)[0]]) for w in (NO, " " + NO))
@@ -58,8 +62,11 @@ def generate(ctx: MethodContext, llm: LLM | EndpointLLM, prompt: str, max_new_to
     ctx.calls += 1
     settings = GenerationSettings(max_new_tokens=max_new_tokens)
     if isinstance(llm, EndpointLLM):
-        return llm.generate(prompt, settings, llm.frame(SYSTEM_PROMPT, prompt)).text
-    return llm.generate(prompt, settings).text
+        gen = llm.generate(prompt, settings, llm.frame(SYSTEM_PROMPT, prompt))
+    else:
+        gen = llm.generate(prompt, settings)
+    ctx.tokens += gen.prompt_tokens + gen.new_tokens
+    return gen.text
 
 
 def ask_judge(ctx: MethodContext, user: str, max_new_tokens: int = 48) -> str:

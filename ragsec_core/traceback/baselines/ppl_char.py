@@ -71,6 +71,7 @@ class PPLChar:
                 occluded = True
                 break
         ctx.calls += engine.calls - calls0
+        ctx.tokens += engine.forward_tokens
         if found is None and cands:
             found = (cands[0][1], cands[0][2])
         chunks = [found[0]] if found else ranked[:1]

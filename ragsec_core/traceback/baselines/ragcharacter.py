@@ -11,10 +11,10 @@ class RAGCharacter:
 
     def run(self, trace: Trace, ctx: MethodContext) -> MethodResult:
         timer = Timer(ctx)
-        res, calls, seconds = ctx.pass1(trace)
+        res, cost = ctx.pass1(trace)
         spans = [(r.hit, (r.local[0], r.local[1])) for r in res.attribution]
         return timer.result(
-            self.name, [r.hit for r in res.attribution], spans, extra_calls=calls, extra_seconds=seconds,
+            self.name, [r.hit for r in res.attribution], spans, extra=cost, fpe=res.forward_pass_equivalents,
             details={"resolved": res.resolved, "fpe": res.forward_pass_equivalents,
                      "rounds": len(res.rounds), "paths": [r.path for r in res.rounds]},
         )

@@ -56,8 +56,8 @@ class RAGForensics:
 
     def run(self, trace: Trace, ctx: MethodContext) -> MethodResult:
         timer = Timer(ctx)
-        (removed, iterations), calls, secs = ctx.shared("ragforensics", lambda: forensic_removed(trace, ctx))
+        (removed, iterations), cost = ctx.shared("ragforensics", lambda: forensic_removed(trace, ctx))
         used, outside = split_used(trace, removed)
         used.sort(key=lambda i: trace.hits[i].rank)
-        return timer.result(self.name, used, whole(trace, used), outside=outside, extra_calls=calls,
-                            extra_seconds=secs, details={"iterations": iterations})
+        return timer.result(self.name, used, whole(trace, used), outside=outside, extra=cost,
+                            details={"iterations": iterations})

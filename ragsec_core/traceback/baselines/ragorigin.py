@@ -91,7 +91,7 @@ class RAGOrigin:
 
     def run(self, trace: Trace, ctx: MethodContext) -> MethodResult:
         timer = Timer(ctx)
-        (flagged, scores, size), calls, secs = ctx.shared("ragorigin", lambda: origin_ranking(trace, ctx))
+        (flagged, scores, size), cost = ctx.shared("ragorigin", lambda: origin_ranking(trace, ctx))
         used, outside = split_used(trace, flagged)
-        return timer.result(self.name, used, whole(trace, used), outside=outside, extra_calls=calls,
-                            extra_seconds=secs, details={"scope": size, "scores": scores})
+        return timer.result(self.name, used, whole(trace, used), outside=outside, extra=cost,
+                            details={"scope": size, "scores": scores})
