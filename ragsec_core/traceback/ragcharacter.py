@@ -19,15 +19,10 @@ from ragsec_core.data.spans import (
     DEFAULT_MASK_MODE,
     Span,
     apply_masks,
-    attribution_span,
     bisect_minimal,
     candidate_spans,
-    is_query_bait,
     length,
-    overlaps,
-    query_share,
     rank_sentences,
-    sentence_spans,
 )
 from ragsec_core.data.trace import DEFAULT_TRIGGER, Trace, compute_signals, contains_norm, fires, triggered
 from ragsec_core.data.trace import overlaps as answer_overlaps
@@ -36,6 +31,7 @@ from ragsec_core.models.endpoint_replay import EndpointReplayEngine
 from ragsec_core.models.llm import LLM, GenerationSettings
 from ragsec_core.models.options import DEFAULT_BACKEND, INFLUENCE_OF
 from ragsec_core.models.replay import NaiveReplayEngine, ReplayEngine
+from ragsec_core.traceback.boundary import attribute_hit, local_masks, seed_span, span_record
 from ragsec_core.traceback.options import DEFAULT_OBJECTIVE, OBJECTIVES
 from ragsec_core.traceback.result import Round, SpanRecord, Test, TracebackResult
 
@@ -94,7 +90,6 @@ class Pass1:
         self.llm = llm
         self.engine: Engine | None = None  # built only for a triggered trace
         self.naive = naive  # replay every variant with plain generate (the reference path of the speed bench)
-        self.blocks = {s.hit: s for s in trace.spans}  # used hit -> prompt offsets
         self.masks: list[Span] = []  # cumulative, prompt-global
         backend = llm.backend if isinstance(llm, EndpointLLM) else DEFAULT_BACKEND  # (textual tests pass no model)
         self.result = TracebackResult(
@@ -108,9 +103,7 @@ class Pass1:
 
     # ------------------------------------------------------------ coordinates and tests
     def record(self, hit: int, local: Span) -> SpanRecord:
-        h, block = self.trace.hits[hit], self.blocks[hit]
-        a = block.start + local[0]
-        return SpanRecord(hit, h.chunk_id, h.rank, list(local), [a, block.start + local[1]], h.text[local[0] : local[1]])
+        return span_record(self.trace, hit, local)
 
     def _signals_ok(self, answer: str, masks: Sequence[Span]) -> bool:
         """A test succeeds when the replayed answer no longer carries the event: it stops repeating the
@@ -211,13 +204,7 @@ class Pass1:
         return [i for i in self.trace.used if length(self._local_masks(i)) < len(self.trace.hits[i].text)]
 
     def _local_masks(self, hit: int, masks: Sequence[Span] | None = None) -> list[Span]:
-        """Prompt-global masks clipped to one used chunk, in chunk-local coordinates."""
-        blk = self.blocks[hit]
-        return [
-            (max(s, blk.start) - blk.start, min(e, blk.end) - blk.start)
-            for s, e in (self.masks if masks is None else masks)
-            if overlaps((s, e), (blk.start, blk.end))
-        ]
+        return local_masks(self.trace, hit, self.masks if masks is None else masks)
 
     def _fast_path(self) -> tuple[str, list[SpanRecord], list[SpanRecord]] | None:
         holders = [i for i in self._used_live() if contains_norm(self.trace.hits[i].text, self._anchor)]
@@ -227,7 +214,7 @@ class Pass1:
         rec = self.record(*spans[0])
         if self.test("fast_path", [rec]).success:
             extra = self._sufficient(spans, rec.hit) if self.b.multi_holder else []
-            return "fast_path", [self._grow(i, sp) for i, sp in spans[:1] + extra], [rec]
+            return "fast_path", [self._attribute(i, [rec]) for i, _ in spans[:1] + extra], [rec]
         if not self.b.multi_holder or len(spans) < 2:
             return None
         recs = [self.record(i, sp) for i, sp in spans]
@@ -235,14 +222,17 @@ class Pass1:
             return None
         # The joint mask is the evidence: every holder in it is part of the joint cause and is reported;
         # the causal set keeps only the masks the event needs.
-        return "fast_path_multi", [self._grow(i, sp) for i, sp in spans], self._prune(recs)
+        causal = self._prune(recs)
+        return "fast_path_multi", [self._attribute(i, causal) for i, _ in spans], causal
 
     def _anchor_span(self, hit: int) -> Span | None:
         """The attribution rule's span in one chunk, unless an earlier round already masked it."""
-        span = attribution_span(self.trace.hits[hit].text, self._anchor)
-        if span is None or any(overlaps(span, m) for m in self._local_masks(hit)):
-            return None
-        return span
+        return seed_span(self.trace.hits[hit].text, self._anchor, self._local_masks(hit), None)
+
+    def _attribute(self, hit: int, causal: list[SpanRecord]) -> SpanRecord:
+        """The reported span in an implicated chunk (`boundary.attribute_hit`, which `--rescore` reruns)."""
+        own = next(((r.local[0], r.local[1]) for r in causal if r.hit == hit), None)
+        return attribute_hit(self.trace, hit, self._anchor, self.masks, own)
 
     def _prune(self, recs: list[SpanRecord]) -> list[SpanRecord]:
         """Drop, lowest-ranked first, every holder whose mask the successful joint mask does not need."""
@@ -310,10 +300,8 @@ class Pass1:
                 whole = self.record(hit, (0, len(text)))
                 return "fallback_chunk", [whole], [whole]
             seed, seed_out = best
-        causal = self._bisect(hit, seed, seed_out)
-        attr = self._anchor_span(hit)
-        attr_rec = self._grow(hit, attr) if attr else self.record(hit, causal)
-        return "search", [attr_rec], [self.record(hit, causal)]
+        causal = [self.record(hit, self._bisect(hit, seed, seed_out))]
+        return "search", [self._attribute(hit, causal)], causal
 
     def _bisect(self, hit: int, seed: Span, seed_out: _Outcome) -> Span:
         text = self.trace.hits[hit].text
@@ -324,34 +312,6 @@ class Pass1:
 
         span, _ = bisect_minimal(text, seed, better, self.b.max_bisect_steps, self.b.min_span_len)
         return span
-
-    def _grow(self, hit: int, span: Span) -> SpanRecord:
-        """Attribution span grown from the answer anchor to the planted claim it belongs to.
-
-        Planted text is contiguous and query-targeted. The claim sentence is the sentence of this chunk
-        that states the event string and shares most words with the query (a benign host may name the
-        answer too, or hold it inside a citation marker); the block is the unbroken run of sentences
-        around it that state the event string, extended back to the nearest sentence that mostly repeats
-        the query (the retrieval bait query-targeted poisons carry, with the set-up sentences between)
-        and forward by one such sentence. Host sentences outside the bait-to-claim run are left out."""
-        text = self.trace.hits[hit].text
-        sents = sentence_spans(text)
-        texts = [text[a:b] for a, b in sents]
-        claims = [k for k, t in enumerate(texts) if contains_norm(t, self._anchor)]
-        own = [k for k, (a, b) in enumerate(sents) if a <= span[0] < b]
-        if not claims and not own:
-            return self.record(hit, span)
-        seed = max(claims, key=lambda k: (query_share(texts[k], self.trace.query), -k)) if claims else own[0]
-        lo = hi = seed
-        while lo - 1 in claims:
-            lo -= 1
-        while hi + 1 in claims:
-            hi += 1
-        bait = next((k for k in range(lo - 1, -1, -1) if is_query_bait(texts[k], self.trace.query)), None)
-        lo = lo if bait is None else bait
-        if hi + 1 < len(sents) and is_query_bait(texts[hi + 1], self.trace.query):
-            hi += 1
-        return self.record(hit, (sents[lo][0], sents[hi][1]))
 
 
 def run_pass1(

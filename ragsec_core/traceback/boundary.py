@@ -1,0 +1,71 @@
+"""Where the poison ends: the attribution boundary of Pass-1, as a pure function of the logged evidence.
+
+Pass-1's replays decide *which* chunks the event needs (and the minimal causal span in each); this module
+decides *how much* of each implicated chunk is reported. It reads only the trace and the finished
+Pass-1 result (the round's event anchor, the causal spans, earlier rounds' masks), never the model, so
+a benchmark that stored its traces and artifacts re-scores a new rule offline (`bench traceback
+--rescore DIR`) and the live run and the re-score agree by construction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ragsec_core.data.spans import Span, attribution_span, overlaps
+from ragsec_core.data.trace import Trace
+from ragsec_core.traceback.result import SpanRecord, TracebackResult
+from ragsec_core.traceback.splice import region
+
+WHOLE_CHUNK_PATHS = ("fallback_chunk",)  # Pass-1 found no span inside the chunk: the chunk is reported whole
+
+
+def span_record(trace: Trace, hit: int, local: Span) -> SpanRecord:
+    """A chunk-local span with its prompt offsets (the trace's used-hit block of that chunk)."""
+    h = trace.hits[hit]
+    block = next(s for s in trace.spans if s.hit == hit)
+    return SpanRecord(hit, h.chunk_id, h.rank, list(local), [block.start + local[0], block.start + local[1]],
+                      h.text[local[0] : local[1]])
+
+
+def local_masks(trace: Trace, hit: int, masks: Sequence[Span]) -> list[Span]:
+    """Prompt-global masks clipped to one used chunk, in chunk-local coordinates."""
+    blk = next(s for s in trace.spans if s.hit == hit)
+    return [(max(s, blk.start) - blk.start, min(e, blk.end) - blk.start)
+            for s, e in masks if overlaps((s, e), (blk.start, blk.end))]
+
+
+def seed_span(text: str, anchor: str, masked: Sequence[Span], causal: Span | None) -> Span | None:
+    """Where the claim sits in one chunk: the answer-anchored span (unless an earlier round masked it),
+    else the replay's causal span in that chunk."""
+    span = attribution_span(text, anchor)
+    if span is not None and not any(overlaps(span, m) for m in masked):
+        return span
+    return causal
+
+
+def attribute_hit(trace: Trace, hit: int, anchor: str, masks: Sequence[Span], causal: Span | None) -> SpanRecord:
+    """The reported span in one implicated chunk: the planted region around the claim (`splice.region`),
+    or the causal span alone when nothing anchors it."""
+    text = trace.hits[hit].text
+    masked = local_masks(trace, hit, masks)
+    seed = seed_span(text, anchor, masked, causal)
+    if seed is None:
+        return span_record(trace, hit, causal or (0, len(text)))
+    others = [trace.hits[i].text for i in trace.used if i != hit]
+    return span_record(trace, hit, region(text, seed, anchor, trace.query, others, masked))
+
+
+def reattribute(trace: Trace, result: TracebackResult) -> list[SpanRecord]:
+    """A finished result's attribution recomputed with this module's rule, round by round: the same
+    chunks the replays implicated, each one's span drawn again from the logged evidence."""
+    out: list[SpanRecord] = []
+    masks: list[Span] = []
+    for rnd in result.rounds:
+        causal = {r.hit: (r.local[0], r.local[1]) for r in rnd.causal}
+        for rec in rnd.attribution:
+            if rnd.path in WHOLE_CHUNK_PATHS:
+                out.append(rec)
+            else:
+                out.append(attribute_hit(trace, rec.hit, rnd.anchor, masks, causal.get(rec.hit)))
+        masks += [r.prompt_span for r in rnd.causal]
+    return out
