@@ -6,6 +6,8 @@ Kept in `_util` because two analyses that must not import each other both report
 from __future__ import annotations
 
 import math
+import random
+from collections.abc import Sequence
 
 Z95 = 1.959963984540054  # the standard normal's 97.5 % quantile
 
@@ -23,3 +25,16 @@ def wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
     centre = (p + z * z / (2 * n)) / den
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
     return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def mean_interval(values: Sequence[float], resamples: int = 2000, seed: int = 0) -> tuple[float, float] | None:
+    """95 % percentile-bootstrap interval of a mean (seeded, so a results file is reproducible).
+
+    Bootstrap rather than mean +- z*sd/sqrt(n) because per-event Char F1 is bounded and lumpy (many
+    events near 1, a few at 0): the normal interval can run past 1. None for no values."""
+    if not values:
+        return None
+    rng = random.Random(seed)
+    n = len(values)
+    means = sorted(sum(rng.choice(values) for _ in range(n)) / n for _ in range(resamples))
+    return (round(means[int(0.025 * resamples)], 4), round(means[int(0.975 * resamples) - 1], 4))

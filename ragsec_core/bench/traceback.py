@@ -33,6 +33,7 @@ from ragsec_core.bench.attacks import AttackRecord, load_attack
 from ragsec_core.bench.fanout import Failed, check_index, connected, pin_threads, ray_map, serial_map, shippable
 from ragsec_core.bench.methods import print_methods_table, score, summarise_methods
 from ragsec_core.bench.planting import PlantedCorpus, PlantPlan, clean_corpus
+from ragsec_core.bench.rescore import cmd_rescore, store_event
 from ragsec_core.data.corpus import Corpus
 from ragsec_core.data.trace import Labels
 from ragsec_core.models.endpoint import EndpointLLM, config_from_flags
@@ -42,10 +43,14 @@ from ragsec_core.retrieval.embed import Embedder
 from ragsec_core.traceback.baselines import MethodContext, calibrate, check_access, get, parse_methods
 
 OUTCOMES = ("EVT", "CORRECT", "CONFUSION", "UNK")
-RESUME_VARYING = ("ray", "out")  # flags that may change between an interrupted run and its continuation
+RESUME_VARYING = ("ray", "out", "traces")  # flags that may change between an interrupted run and its continuation
 
 
 def cmd_bench_traceback(args: argparse.Namespace) -> int:
+    if args.rescore:
+        return cmd_rescore(args)
+    if not args.data:
+        raise RagsecError("--data is required (an attack file), except with --rescore")
     check_index(args)
     if args.merge:
         results = merge_results(args.merge)
@@ -156,6 +161,8 @@ def answer(w: Worker, job: Job) -> dict[str, Any]:
         return {"outcome": outcome, "event": None}
     ev = w.ctx.for_event(retriever)
     rows = {m: score(trace, get(m).run(trace, ev)) for m in args.methods.split(",")}
+    if args.traces:  # Pass-1 is cached in the event context when RAGCharacter ran: reading it costs nothing
+        store_event(args.traces, job.q, rec.id, trace, ev.pass1(trace)[0] if "ragcharacter" in rows else None, rows)
     event = {"id": rec.id, "question": job.q, "trace_id": trace.trace_id, "answer": trace.answer}
     if "ragcharacter" in rows:
         event |= legacy_fields(rows["ragcharacter"])
@@ -285,11 +292,10 @@ def summarise(
     return {
         "events": len(events),
         "outcomes": outcomes,
-        **{k: per_method[primary][k] for k in ("char_f1", "char_iou", "char_fpr", "chunk_acc")},
+        **{k: per_method[primary][k] for k in ("char_f1", "char_f1_ci95", "char_iou", "char_fpr", "chunk_acc",
+                                               "passage_precision", "passage_recall", "passage_f1")},
         "resolved_rate": mean("resolved"),
-        "calls_per_event": per_method[primary]["calls_per_event"],
-        "fpe_per_event": mean("fpe"),
-        "seconds_per_event": per_method[primary]["seconds_per_event"],
+        **{k: per_method[primary][k] for k in ("calls_per_event", "fpe_per_event", "seconds_per_event")},
         "primary_method": primary,
         "methods": per_method,
         "access": check_access(methods, bool(getattr(args, "endpoint", None))),
@@ -307,6 +313,10 @@ def print_table(r: dict[str, Any]) -> None:
     cols = ["events", "char_f1", "char_iou", "char_fpr", "chunk_acc", "resolved_rate", "calls_per_event", "fpe_per_event", "seconds_per_event"]
     print(" | ".join(f"{c:>14}" for c in cols))
     print(" | ".join(f"{'-' if r[c] is None else r[c]:>14}" for c in cols))
+    if r.get("char_f1_ci95"):
+        lo, hi = r["char_f1_ci95"]
+        print(f"Char F1 95% interval (bootstrap over events): {lo}-{hi}; passage P/R/F1 (top-5): "
+              f"{r['passage_precision']} / {r['passage_recall']} / {r['passage_f1']}")
     if list(r["methods"]) != ["ragcharacter"]:
         print()
         print_methods_table(r["methods"])

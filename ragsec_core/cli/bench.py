@@ -51,7 +51,8 @@ def add_bench_parsers(subparsers: Any) -> None:
 
 def _traceback(subparsers: Any) -> None:
     p = subparsers.add_parser("traceback", help="RAGCharacter Pass-1 benchmark (Char F1 / IoU / FPR)")
-    p.add_argument("--data", required=True, help="attack file (PoisonedRAG / Stealthy / list format)")
+    p.add_argument("--data", default=None, help="attack file (PoisonedRAG / Stealthy / list format); required "
+                   "except with --rescore")
     add_corpus_args(p, help="clean corpus (default: the data file's context passages)", variant=False)
     p.add_argument("--mode", choices=PLANT_MODES, default=PLANT_MODES[0])
     p.add_argument("--attack-form", choices=ATTACK_FORMS, default=ATTACK_FORMS[0])
@@ -75,6 +76,11 @@ def _traceback(subparsers: Any) -> None:
     p.add_argument("--out", default=None,
                    help="write results JSON here (atomically, after every question); an incomplete file of the same "
                         "configuration is continued")
+    p.add_argument("--traces", default=None, metavar="DIR",
+                   help="also store every event's trace, Pass-1 result and scores in DIR (for --rescore)")
+    p.add_argument("--rescore", default=None, metavar="DIR",
+                   help="only re-score the events stored in DIR with the current attribution rule, without the "
+                        "model, and print live against re-scored (--out: write the comparison)")
     _add_scale_args(p)
     p.set_defaults(func=_command("traceback", "cmd_bench_traceback"))
 

@@ -1,0 +1,93 @@
+"""Stored benchmark events, re-scored offline: iterate on the attribution rule without the model.
+
+`bench traceback --traces DIR` writes one file per event (its Pass-0 trace, RAGCharacter's Pass-1
+result, and every method's scored row). `bench traceback --rescore DIR` re-draws RAGCharacter's
+attribution from each stored result with the current rule (`traceback.boundary.reattribute`: the
+replays' verdicts are kept, only the boundary is recomputed), scores it as the live run does, and prints
+the stored live score beside the re-score. With an unchanged rule the two agree exactly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from ragsec_core._util.atomic import write_text_atomic
+from ragsec_core._util.errors import RagsecError
+from ragsec_core._util.safeio import read_json
+from ragsec_core.bench.methods import score, summarise_method
+from ragsec_core.data.trace import Trace
+from ragsec_core.traceback.artifact import result_from_dict
+from ragsec_core.traceback.baselines import MethodResult
+from ragsec_core.traceback.boundary import reattribute
+from ragsec_core.traceback.result import TracebackResult
+
+EVENT_GLOB = "event-*.json"
+COMPARED = ("char_f1", "char_iou", "char_fpr", "chunk_acc", "passage_f1")
+
+
+def store_event(folder: str | Path, q: int, rec_id: str, trace: Trace, pass1: TracebackResult | None,
+                rows: dict[str, Any]) -> None:
+    """One event's evidence, written atomically (an interrupted run never leaves half a file)."""
+    record = {"question": q, "id": rec_id, "trace": trace.to_dict(), "pass1": pass1.to_dict() if pass1 else None,
+              "methods": rows}
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    write_text_atomic(Path(folder) / f"event-{q:05d}.json", json.dumps(record, ensure_ascii=False))
+
+
+def load_events(folder: str | Path) -> list[dict[str, Any]]:
+    """The stored events in question order; a folder without any is bad input."""
+    paths = sorted(Path(folder).glob(EVENT_GLOB))
+    if not paths:
+        raise RagsecError(f"'{folder}' holds no stored events ({EVENT_GLOB}): run bench traceback with --traces first")
+    events = [read_json(p, "stored event") for p in paths]
+    bad = [p.name for p, e in zip(paths, events) if not isinstance(e, dict) or "trace" not in e]
+    if bad:
+        raise RagsecError(f"not a stored event: {', '.join(bad[:3])}")
+    return events
+
+
+def rescore_event(event: dict[str, Any]) -> dict[str, Any] | None:
+    """RAGCharacter's row for one stored event with the current rule; None when the run stored no Pass-1."""
+    if not event.get("pass1"):
+        return None
+    trace = Trace.from_dict(event["trace"])
+    result = result_from_dict(event["pass1"])
+    attribution = reattribute(trace, result)
+    live = event["methods"].get("ragcharacter", {})
+    res = MethodResult("ragcharacter", [r.hit for r in attribution], [(r.hit, (r.local[0], r.local[1])) for r in attribution],
+                       calls=int(live.get("calls", result.model_calls)), seconds=float(live.get("seconds", 0.0)),
+                       fpe=result.forward_pass_equivalents, details=live.get("details", {}))
+    return score(trace, res)
+
+
+def rescore(folder: str | Path) -> dict[str, Any]:
+    """Live and re-scored summaries over the stored events, and the events whose score moved."""
+    pairs = []
+    for e in load_events(folder):
+        new = rescore_event(e)
+        if new is not None:
+            pairs.append((e, new))
+    if not pairs:
+        raise RagsecError(f"'{folder}': no stored event has a RAGCharacter result (run with --methods ragcharacter)")
+    live = [e["methods"]["ragcharacter"] for e, _ in pairs]
+    moved = [{"question": e["question"], "id": e["id"], "live": e["methods"]["ragcharacter"]["char_f1"], "rescored": n["char_f1"]}
+             for e, n in pairs if abs(n["char_f1"] - e["methods"]["ragcharacter"]["char_f1"]) > 1e-9]
+    return {"folder": str(folder), "live": summarise_method(live), "rescored": summarise_method([n for _, n in pairs]),
+            "moved": moved, "per_event": [{"question": e["question"], "id": e["id"], "ragcharacter": n} for e, n in pairs]}
+
+
+def cmd_rescore(args: argparse.Namespace) -> int:
+    out = rescore(args.rescore)
+    print(f"{'':<10} {'events':>6} " + " ".join(f"{c:>11}" for c in COMPARED))
+    for name in ("live", "rescored"):
+        s = out[name]
+        print(f"{name:<10} {s['events']:>6} " + " ".join(f"{'-' if s[c] is None else s[c]:>11}" for c in COMPARED))
+    print(f"{len(out['moved'])} event(s) changed Char F1 under the current rule")
+    if args.out:
+        write_text_atomic(args.out, json.dumps(out, indent=2))
+        print(f"wrote {args.out}", file=sys.stderr)
+    return 0
