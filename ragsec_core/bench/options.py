@@ -6,10 +6,16 @@ from __future__ import annotations
 from ragsec_core._util.paths import shared_data_dir
 
 # bench traceback: where a poison is planted (inside a clean host passage at a seeded sentence boundary,
-# or as a passage of its own) and in which form (black: PoisonedRAG's black-box form, the question then
-# the adversarial text; text: the adversarial text alone)
+# or as a passage of its own; a garag copy under "embedded" replaces its own clean passage) and in which
+# form (bench/attack_forms.py, docs/attack_forms.md): black: PoisonedRAG's black-box form, the question
+# then the adversarial text; text: the adversarial text alone; hotflip: PoisonedRAG's white-box shape, a
+# prefix started from the question and HotFlip-optimised against MiniLM, then the adversarial text;
+# bait-noise: the adversarial text, then query keywords and related corpus words shuffled into
+# non-sentences; blind: RAGDefender's LLM-written misleading article; garag: RAGDefender's typo-perturbed
+# copy of the clean passage, replacing it (gold: the sentences that differ). blind and garag read
+# RAGDefender's files (--data blind_nq.json, labels from target_queries_nq.json beside it).
 PLANT_MODES = ("embedded", "standalone")
-ATTACK_FORMS = ("black", "text")
+ATTACK_FORMS = ("black", "text", "hotflip", "bait-noise", "blind", "garag")
 
 # bench speed: its sections ("hybrid" is only the hybrid part of "retrieval") and its default events file
 SPEED_SECTIONS = ("traceback", "retrieval", "hybrid", "attention", "startup")

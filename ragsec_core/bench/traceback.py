@@ -29,6 +29,7 @@ from ragsec_core._util.atomic import write_text_atomic
 from ragsec_core._util.errors import RagsecError
 from ragsec_core._util.inputs import check_params
 from ragsec_core._util.safeio import read_json
+from ragsec_core.bench.attack_forms import FormBuilder, plant_mode
 from ragsec_core.bench.attacks import AttackRecord, load_attack
 from ragsec_core.bench.fanout import Failed, check_index, connected, pin_threads, ray_map, serial_map, shippable
 from ragsec_core.bench.methods import print_methods_table, score, summarise_methods
@@ -69,7 +70,7 @@ def cmd_bench_traceback(args: argparse.Namespace) -> int:
     access = check_access(args.methods.split(","), endpoint is not None)
     if endpoint is not None:  # say how each method reaches a black-box victim
         print("methods: " + ", ".join(f"{m} ({a})" for m, a in access.items()), file=sys.stderr)
-    records = load_attack(Path(args.data))[: args.limit]
+    records = load_attack(Path(args.data), args.attack_form)[: args.limit]
     with connected(args.ray):
         results = run_benchmark(records, args)
     print_table(results)
@@ -139,12 +140,15 @@ def open_worker(clean: Corpus, args: argparse.Namespace, ppl_threshold: float | 
 
 def plan_jobs(records: list[AttackRecord], args: argparse.Namespace, planted: PlantedCorpus) -> list[Job]:
     """Every question's planting, drawn from one seeded generator in question order (also the questions a
-    run skips, so that each question's draw is the same however a run is split or resumed)."""
+    run skips, so that each question's draw is the same however a run is split or resumed). The texts are
+    built in the attack form (`attack_forms`: its seeded forms draw from generators of their own)."""
     rng = random.Random(args.seed)
+    forms = FormBuilder(args.attack_form, planted.base, args.alpha, args.seed)
+    mode = plant_mode(args.attack_form, args.mode)
     jobs = []
     for q, rec in enumerate(records):
-        advs = [f"{rec.question.rstrip('?. ')}. {a}" if args.attack_form == "black" else a for a in rec.adv_texts]
-        jobs.append(Job(q, rec, planted.plan(rec, advs[: args.poisons_per_query], args.mode, args.alpha, rng)))
+        advs = forms.texts(rec, args.poisons_per_query)
+        jobs.append(Job(q, rec, planted.plan(rec, advs, mode, args.alpha, rng)))
     return jobs
 
 
