@@ -31,7 +31,7 @@ from ragsec_core.models.endpoint_replay import EndpointReplayEngine
 from ragsec_core.models.llm import LLM, GenerationSettings
 from ragsec_core.models.options import DEFAULT_BACKEND, INFLUENCE_OF
 from ragsec_core.models.replay import NaiveReplayEngine, ReplayEngine
-from ragsec_core.traceback.boundary import attribute_hit, local_masks, seed_span, span_record
+from ragsec_core.traceback.boundary import attribute_hit, local_masks, reattribute, seed_span, span_record
 from ragsec_core.traceback.options import DEFAULT_OBJECTIVE, OBJECTIVES
 from ragsec_core.traceback.result import Round, SpanRecord, Test, TracebackResult
 
@@ -146,6 +146,7 @@ class Pass1:
                     break
         res = self.result
         res.final_answer = answer
+        res.attribution = reattribute(self.trace, res)  # the reported spans: one rule, live and in --rescore
         res.resolved = bool(res.rounds and res.rounds[-1].resolved)
         res.mask_kind = {0: "none", 1: "mask_span"}.get(len(res.causal), "mask_multi")
         if self.engine is not None:
@@ -188,7 +189,6 @@ class Pass1:
         path, attribution, causal = found
         self.masks += [c.prompt_span for c in causal]
         self.result.causal += causal
-        self.result.attribution += attribution
         final = self.test("final", [])
         return Round(
             self._round, answer, self._anchor, path, attribution, causal, final.answer, final.success, reproduced
