@@ -76,7 +76,10 @@ def test_multi_holder_fast_path_masks_the_planted_copies_jointly(llm, pipeline):
     kept, holders = {c.hit for c in res.causal}, {s.hit for s in joint.spans}
     assert kept <= holders and len(res.causal) == len(res.rounds[0].causal) >= 1
     assert all(trace.hits[h].poison_spans for h in kept)  # only planted chunks stay masked
-    assert {a.hit for a in res.attribution} == holders  # the joint mask implicates every holder
+    # every planted holder is reported (the joint mask implicates it, and it reads as a query-targeted claim);
+    # the benign passage that names the answer only as a rival city is left out
+    planted = {h for h in holders if trace.hits[h].poison_spans}
+    assert {a.hit for a in res.attribution} == planted and planted < holders
     assert "sufficiency" not in stages  # only a one-mask success looks for further copies
     gold = _gold_prompt_spans(trace)
     for rec in res.attribution + res.causal:

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ragsec_core.data.spans import Span, attribution_span, overlaps
-from ragsec_core.data.trace import Trace
-from ragsec_core.traceback.result import SpanRecord, TracebackResult
-from ragsec_core.traceback.splice import region
+from ragsec_core.data.trace import Trace, contains_norm
+from ragsec_core.traceback.result import Round, SpanRecord, TracebackResult
+from ragsec_core.traceback.splice import query_targeted, region
 
 WHOLE_CHUNK_PATHS = ("fallback_chunk",)  # Pass-1 found no span inside the chunk: the chunk is reported whole
 
@@ -55,17 +55,33 @@ def attribute_hit(trace: Trace, hit: int, anchor: str, masks: Sequence[Span], ca
     return span_record(trace, hit, region(text, seed, anchor, trace.query, others, masked))
 
 
+def implicated(trace: Trace, rnd: Round, reported: set[int]) -> list[int]:
+    """The chunks a round reports. The replays' verdicts come first: the chunks whose masks the event
+    needed and those that restored it alone. A holder of the answer that the joint mask merely covered
+    stays only if it reads as a poison (`splice.query_targeted`), and so does any other used chunk that
+    states the event string that way: a further planted copy, which a fragile model may not need."""
+    needed = {r.hit for r in rnd.causal}
+    hits = [r.hit for r in rnd.attribution if r.hit not in reported]
+    query_shaped = {i: query_targeted(trace.hits[i].text, rnd.anchor, trace.query) for i in trace.used
+                    if contains_norm(trace.hits[i].text, rnd.anchor)}
+    if rnd.path == "fast_path_multi":
+        hits = [h for h in hits if h in needed or query_shaped.get(h, False)]
+    copies = [i for i, shaped in query_shaped.items() if shaped and i not in hits and i not in reported]
+    return hits + copies
+
+
 def reattribute(trace: Trace, result: TracebackResult) -> list[SpanRecord]:
-    """A finished result's attribution recomputed with this module's rule, round by round: the same
-    chunks the replays implicated, each one's span drawn again from the logged evidence."""
+    """A finished result's attribution recomputed with this module's rule, round by round: the chunks the
+    replays implicated (and textual copies, `implicated`), each one's span drawn again from the logged
+    evidence."""
     out: list[SpanRecord] = []
     masks: list[Span] = []
     for rnd in result.rounds:
         causal = {r.hit: (r.local[0], r.local[1]) for r in rnd.causal}
-        for rec in rnd.attribution:
-            if rnd.path in WHOLE_CHUNK_PATHS:
-                out.append(rec)
-            else:
-                out.append(attribute_hit(trace, rec.hit, rnd.anchor, masks, causal.get(rec.hit)))
+        if rnd.path in WHOLE_CHUNK_PATHS:
+            out += rnd.attribution
+        else:
+            out += [attribute_hit(trace, h, rnd.anchor, masks, causal.get(h))
+                    for h in implicated(trace, rnd, {r.hit for r in out})]
         masks += [r.prompt_span for r in rnd.causal]
     return out

@@ -1,21 +1,90 @@
 """The planted region around a claim: textual evidence of where inserted text starts and stops.
 
-Planted text is contiguous and targets the query; the host it sits in was written for its own sake.
+Planted text is contiguous and targets the query; the host it sits in was written for its own sake. A
+query-targeted poison carries retrieval bait: a run of the query's own words, either as a sentence of
+its own (PoisonedRAG's black-box form puts the question first), glued to the next sentence (an
+optimised token prefix has no full stop), or glued to the host sentence before it when the insertion
+left no space. The bait is found as a *run of words*, not as a sentence, so the boundary does not depend
+on how the poison punctuates.
 """
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-from ragsec_core.data.spans import Span, is_query_bait, query_share, sentence_spans
+from ragsec_core._util.text import STOPWORDS, tokenize, word_spans
+from ragsec_core.data.spans import Span, find_ci, is_query_bait, query_share, sentence_spans
 from ragsec_core.data.trace import contains_norm
+
+BAIT_SHARE = 0.6  # a bait run holds at least this share of the query's distinct content words
+LEAD_WORDS = 8  # a sentence opening with a bait run within this many words is bait
+STRONG_REACH = 2  # sentences a strong bait may lie behind a weak one
+ANSWER_REACH = 3  # words between a restated query and the event string it asserts
+_SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*$")
+_GAP_END = re.compile(r"[.!?]")
+
+
+@dataclass(frozen=True)
+class BaitRun:
+    """A run of the query's words in the chunk: its characters and how many distinct query words it has."""
+
+    start: int
+    end: int
+    covered: int
+
+
+def bait_runs(text: str, query: str) -> list[BaitRun]:
+    """Maximal runs of words inside one sentence whose content words come from the query (stopwords ride
+    along, and up to one foreign word per query word, as an optimiser flips some), holding at least
+    `BAIT_SHARE` of the query's distinct content words (three at least)."""
+    q = set(tokenize(query))
+    if not q:
+        return []
+    need = min(len(q), max(3, math.ceil(BAIT_SHARE * len(q))))
+    words = word_spans(text)
+    runs: list[BaitRun] = []
+    i = 0
+    while i < len(words):
+        if words[i][2] not in q:
+            i += 1
+            continue
+        seen: set[str] = set()
+        foreign, last = 0, i
+        for j in range(i, len(words)):
+            if j > i and _GAP_END.search(text[words[j - 1][1] : words[j][0]]):
+                break  # a run stays inside one sentence
+            w = words[j][2]
+            if w in q:
+                seen.add(w)
+                last = j
+            elif w not in STOPWORDS:
+                foreign += 1
+                if foreign > len(seen):
+                    break
+        if len(seen) >= need:
+            runs.append(BaitRun(_run_start(text, words, i), words[last][1], len(seen)))
+        i = last + 1
+    return runs
+
+
+def _run_start(text: str, words: list[tuple[int, int, str]], i: int) -> int:
+    """A run starts at its first query word, or at the stopwords just before it that belong to the same
+    sentence ("a synonym for …" keeps its "a")."""
+    k = i
+    while k > 0 and words[k - 1][2] in STOPWORDS and not _GAP_END.search(text[words[k - 1][1] : words[k][0]]):
+        k -= 1
+    return words[k][0]
 
 
 def region(text: str, seed: Span, anchor: str, query: str, others: Sequence[str], masked: Sequence[Span]) -> Span:
     """The claim sentence is the sentence of this chunk that states the event string and shares most
     words with the query (a benign host may name the answer too); the block is the unbroken run of
-    sentences around it that state the event string, extended back to the nearest sentence that mostly
-    repeats the query and forward by one such sentence."""
+    sentences around it that state the event string, extended back to the nearest bait run before it
+    (from the start of the sentence holding the run, or from the run itself when the run follows a full
+    stop inside that sentence) and forward by one sentence that mostly repeats the query."""
     sents = sentence_spans(text)
     texts = [text[a:b] for a, b in sents]
     claims = [k for k, t in enumerate(texts) if contains_norm(t, anchor)]
@@ -28,8 +97,64 @@ def region(text: str, seed: Span, anchor: str, query: str, others: Sequence[str]
         lo -= 1
     while hi + 1 in claims:
         hi += 1
-    bait = next((k for k in range(lo - 1, -1, -1) if is_query_bait(texts[k], query)), None)
-    lo = lo if bait is None else bait
+    begin, _ = _bait_start(text, sents, lo, query)
     if hi + 1 < len(sents) and is_query_bait(texts[hi + 1], query):
         hi += 1
-    return (sents[lo][0], sents[hi][1])
+    return (begin, sents[hi][1])
+
+
+def _bait_start(text: str, sents: list[Span], lo: int, query: str) -> tuple[int, str]:
+    """Where the block starts: the nearest sentence before the claim block that is bait, either mostly the
+    query's words (strong) or opening with a bait run within its first `LEAD_WORDS` words (weak: an
+    optimised prefix may begin with flipped words). A weak start gives way to a strong one at most
+    `STRONG_REACH` sentences further back (a setup sentence of the poison that opens with query words). A
+    run that follows a full stop inside its sentence starts the block itself (the poison was glued to the
+    host sentence before it). Returns the start and its kind (strong, glued, weak, or none)."""
+    runs = bait_runs(text, query)
+    own = _glued(text, sents[lo], runs)
+    if own is not None:  # the claim sentence itself swallowed the end of its host sentence
+        return own, "glued"
+    weak: tuple[int, int, str] | None = None  # (sentence, start offset, kind)
+    for k in range(lo - 1, -1, -1):
+        if weak is not None and weak[0] - k > STRONG_REACH:
+            break
+        a, b = sents[k]
+        if is_query_bait(text[a:b], query):
+            return a, "strong"
+        if weak is None:
+            glued = _glued(text, sents[k], runs)
+            lead = [r for r in runs if a <= r.start < b and len(word_spans(text[a : r.start])) < LEAD_WORDS]
+            if glued is not None or lead:
+                weak = (k, glued, "glued") if glued is not None else (k, a, "weak")
+    return (weak[1], weak[2]) if weak else (sents[lo][0], "none")
+
+
+def _glued(text: str, sent: Span, runs: list[BaitRun]) -> int | None:
+    """The first bait run inside the sentence that follows a full stop there (no space after it, or a
+    lower-case start the splitter did not take for a sentence)."""
+    a, b = sent
+    return next((r.start for r in runs if a < r.start < b and _SENTENCE_END.search(text[a : r.start].rstrip())), None)
+
+
+def query_targeted(text: str, anchor: str, query: str) -> bool:
+    """The chunk states the event string as the answer to a restated query (a bait run within
+    `ANSWER_REACH` words of the event string: "the capital of Australia is Sydney") or in a block that
+    opens with strong or glued bait: the construction of a query-targeted poison, which a benign passage
+    that happens to name the answer lacks."""
+    sents = sentence_spans(text)
+    runs = bait_runs(text, query)
+    for k, (a, b) in enumerate(sents):
+        hits = find_ci(text[a:b], anchor)
+        if not contains_norm(text[a:b], anchor):
+            continue
+        if any(_words_between(text, r, (a + x, a + y)) <= ANSWER_REACH for r in runs if a <= r.start < b for x, y in hits):
+            return True
+        if _bait_start(text, sents, k, query)[1] in ("strong", "glued"):
+            return True
+    return False
+
+
+def _words_between(text: str, run: BaitRun, answer: Span) -> int:
+    """Words between a bait run and an answer occurrence (either order; 0 when they touch or overlap)."""
+    gap = text[run.end : answer[0]] if run.end <= answer[0] else text[answer[1] : run.start] if answer[1] <= run.start else ""
+    return len(word_spans(gap))
