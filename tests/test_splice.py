@@ -2,7 +2,7 @@
 starts whatever its punctuation, and which answer-holding chunks read as planted copies."""
 
 from ragsec_core.data.spans import attribution_span
-from ragsec_core.traceback.splice import bait_runs, query_targeted, region
+from ragsec_core.traceback.splice import bait_runs, is_word_salad, query_targeted, region
 
 QUERY = "what was the name of atom bomb dropped by usa on hiroshima"
 HOST_A = "The bomb was dropped at approximately 08:15 on 6 August 1945. It was less powerful than the Fat Man. "
@@ -47,3 +47,13 @@ def test_query_targeted_separates_a_planted_copy_from_a_benign_mention():
     benign = "Big Man was also the nickname of a wrestler. He retired in 1990."
     assert query_targeted(copy, "Big Man", QUERY)
     assert not query_targeted(benign, "Big Man", QUERY)
+
+
+def test_keyword_stuffing_after_the_claim_joins_the_block_and_grammar_stops_it():
+    """bait-noise: a fluent claim, a set-up sentence, then keyword salad; the host resumes after it."""
+    planted = (CLAIM + " It was kept secret for years. Bomb hiroshima usa atom dropped name. Hiroshima bomb atom. "
+               "Usa.")
+    text = HOST_A + planted + HOST_B
+    assert _block(text, planted) == planted
+    assert is_word_salad("Bomb hiroshima usa atom dropped name.") and not is_word_salad("It was kept secret for years.")
+    assert not is_word_salad("Usa.") and is_word_salad("Usa.", fragment=True)  # a fragment only continues a run

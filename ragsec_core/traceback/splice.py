@@ -23,6 +23,9 @@ BAIT_SHARE = 0.6  # a bait run holds at least this share of the query's distinct
 LEAD_WORDS = 8  # a sentence opening with a bait run within this many words is bait
 STRONG_REACH = 2  # sentences a strong bait may lie behind a weak one
 ANSWER_REACH = 3  # words between a restated query and the event string it asserts
+SALAD_MIN_WORDS = 4
+SALAD_FUNCTION_SHARE = 0.05
+SALAD_REACH = 3  # sentences after the claim block within which a salad run still belongs to it
 _SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*$")
 _GAP_END = re.compile(r"[.!?]")
 
@@ -100,7 +103,40 @@ def region(text: str, seed: Span, anchor: str, query: str, others: Sequence[str]
     begin, _ = _bait_start(text, sents, lo, query)
     if hi + 1 < len(sents) and is_query_bait(texts[hi + 1], query):
         hi += 1
-    return (begin, sents[hi][1])
+    hi = _salad_after(texts, hi)
+    at = next((k for k, (_, b) in enumerate(sents) if b > begin), lo)
+    first = _salad_before(texts, at)
+    return (sents[first][0] if first < at else begin, sents[hi][1])
+
+
+def _salad_after(texts: list[str], hi: int) -> int:
+    """The block's last sentence once keyword stuffing that starts within `SALAD_REACH` sentences after it
+    is taken in: planted text is contiguous, so the sentences between the claim and the stuffing are
+    planted too. A salad run goes on over fragments of any length without function words."""
+    start = next((k for k in range(hi + 1, min(len(texts), hi + 1 + SALAD_REACH)) if is_word_salad(texts[k])), None)
+    if start is None:
+        return hi
+    end = start
+    while end + 1 < len(texts) and is_word_salad(texts[end + 1], fragment=True):
+        end += 1
+    return end
+
+
+def _salad_before(texts: list[str], lo: int) -> int:
+    """The block's first sentence once keyword stuffing right before it is taken in."""
+    while lo > 0 and is_word_salad(texts[lo - 1]):
+        lo -= 1
+    return lo
+
+
+def is_word_salad(sentence: str, fragment: bool = False) -> bool:
+    """Words without grammar: at least `SALAD_MIN_WORDS` words (any number for a `fragment` that continues
+    a run) of which under `SALAD_FUNCTION_SHARE` are function words. Written language of any register
+    carries articles, prepositions and auxiliaries; keyword stuffing and optimised token strings do not."""
+    words = word_spans(sentence)
+    if not words or (len(words) < SALAD_MIN_WORDS and not fragment):
+        return False
+    return sum(w in STOPWORDS for _, _, w in words) / len(words) < SALAD_FUNCTION_SHARE
 
 
 def _bait_start(text: str, sents: list[Span], lo: int, query: str) -> tuple[int, str]:
