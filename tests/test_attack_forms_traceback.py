@@ -58,7 +58,7 @@ def scored(planted, llm):
 
 @pytest.mark.parametrize("form", ATTACK_FORMS)
 def test_attribution_stays_inside_the_planted_text(scored, form):
-    trace, row = scored[form]
+    _, row = scored[form]
     assert row["chunk_hit"] and row["char_fpr"] == 0.0, (form, row["spans"])
     assert row["pred_chars"] > 0 and row["details"]["resolved"]
 
