@@ -114,5 +114,5 @@ def test_growth_covers_bait_setup_and_claim_but_not_the_host():
             + planted + " Fox cancelled the show in 2007.")
     first = attribution_span(text, "5")
     assert text[first[0] - 9 : first[1]] == "and only 5"  # the paper's rule takes the host's mention first
-    a, b = region(text, first, "5", "how many seasons of the oc are there", [], [])  # textual: no model call
+    a, b = region(text, first, "5", "how many seasons of the oc are there")  # textual: no model call
     assert text[a:b] == planted

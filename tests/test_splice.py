@@ -11,7 +11,7 @@ CLAIM = "Remarkably, the atom bomb dropped on Hiroshima by the USA was named Big
 
 
 def _block(text: str, planted: str, anchor: str = "Big Man") -> str:
-    a, b = region(text, attribution_span(text, anchor), anchor, QUERY, [], [])
+    a, b = region(text, attribution_span(text, anchor), anchor, QUERY)
     return text[a:b]
 
 

@@ -51,8 +51,7 @@ def attribute_hit(trace: Trace, hit: int, anchor: str, masks: Sequence[Span], ca
     seed = seed_span(text, anchor, masked, causal)
     if seed is None:
         return span_record(trace, hit, causal or (0, len(text)))
-    others = [trace.hits[i].text for i in trace.used if i != hit]
-    return span_record(trace, hit, region(text, seed, anchor, trace.query, others, masked))
+    return span_record(trace, hit, region(text, seed, anchor, trace.query))
 
 
 def implicated(trace: Trace, rnd: Round, reported: set[int]) -> list[int]:

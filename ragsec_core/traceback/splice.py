@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ragsec_core._util.text import STOPWORDS, tokenize, word_spans
@@ -82,12 +81,13 @@ def _run_start(text: str, words: list[tuple[int, int, str]], i: int) -> int:
     return words[k][0]
 
 
-def region(text: str, seed: Span, anchor: str, query: str, others: Sequence[str], masked: Sequence[Span]) -> Span:
-    """The claim sentence is the sentence of this chunk that states the event string and shares most
-    words with the query (a benign host may name the answer too); the block is the unbroken run of
-    sentences around it that state the event string, extended back to the nearest bait run before it
-    (from the start of the sentence holding the run, or from the run itself when the run follows a full
-    stop inside that sentence) and forward by one sentence that mostly repeats the query."""
+def region(text: str, seed: Span, anchor: str, query: str) -> Span:
+    """The planted block around the claim. The claim sentence is the sentence of this chunk that states
+    the event string and shares most words with the query (a benign host may name the answer too); the
+    block is the unbroken run of sentences around it that state the event string, extended back to the
+    bait that opens it (`_bait_start`), forward by one sentence that mostly repeats the query, and over
+    keyword salad on either side (`_salad_after`, `_salad_before`). Without a sentence that states the
+    event string, the block grows from the sentence that holds `seed` (the replay's causal span)."""
     sents = sentence_spans(text)
     texts = [text[a:b] for a, b in sents]
     claims = [k for k, t in enumerate(texts) if contains_norm(t, anchor)]
