@@ -92,8 +92,9 @@ def bait_words(question: str, related: Sequence[str]) -> list[str]:
 
 
 def bait_noise_text(claim: str, question: str, related: Sequence[str], rng: random.Random) -> str:
-    """The claim verbatim, then the bait shuffled and cut into runs of BAIT_RUN words, each capitalised
-    and closed by a period: non-sentences that a sentence splitter still takes for sentences."""
+    """The claim verbatim (less trailing whitespace), then the bait shuffled and cut into runs of BAIT_RUN
+    words, each capitalised and closed by a period: non-sentences that a sentence splitter still takes for
+    sentences."""
     bag = bait_words(question, related)
     rng.shuffle(bag)
     runs, i = [], 0
@@ -101,7 +102,7 @@ def bait_noise_text(claim: str, question: str, related: Sequence[str], rng: rand
         n = rng.randint(*BAIT_RUN)
         runs.append(" ".join(bag[i : i + n]).capitalize() + ".")
         i += n
-    return f"{claim} {' '.join(runs)}" if runs else claim
+    return f"{claim.rstrip()} {' '.join(runs)}" if runs else claim
 
 
 # ---------------------------------------------------------------- the forms
