@@ -20,7 +20,7 @@ METRICS = ("char_f1", "char_iou", "char_fpr", "chunk_acc", "passage_f1", "calls_
 TOP_K_SOURCES = 5  # passage-level scores read a method's top-5 suspected passages (TracLLM's convention)
 PAPER_GROUP = {"ppl": "Table 5", "ragforensics": "Table 5", "ragorigin": "Table 5", "robustrag": "Table 5",
                "ppl-char": "Table 7", "ragforensics-char": "Table 7", "ragorigin-char": "Table 7",
-               "ragcharacter": "Ours"}
+               "ragcharacter": "Ours", "contextcite": "Peer", "tracllm": "Peer"}
 
 
 def gold_spans(trace: Trace) -> list[tuple[int, int]]:
