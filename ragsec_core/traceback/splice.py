@@ -31,11 +31,10 @@ _GAP_END = re.compile(r"[.!?]")
 
 @dataclass(frozen=True)
 class BaitRun:
-    """A run of the query's words in the chunk: its characters and how many distinct query words it has."""
+    """A run of the query's words in the chunk: its characters."""
 
     start: int
     end: int
-    covered: int
 
 
 def bait_runs(text: str, query: str) -> list[BaitRun]:
@@ -67,7 +66,7 @@ def bait_runs(text: str, query: str) -> list[BaitRun]:
                 if foreign > len(seen):
                     break
         if len(seen) >= need:
-            runs.append(BaitRun(_run_start(text, words, i), words[last][1], len(seen)))
+            runs.append(BaitRun(_run_start(text, words, i), words[last][1]))
         i = last + 1
     return runs
 
@@ -100,7 +99,7 @@ def region(text: str, seed: Span, anchor: str, query: str) -> Span:
         lo -= 1
     while hi + 1 in claims:
         hi += 1
-    begin, _ = _bait_start(text, sents, lo, query)
+    begin, _ = _bait_start(text, sents, lo, query, bait_runs(text, query))
     if hi + 1 < len(sents) and is_query_bait(texts[hi + 1], query):
         hi += 1
     hi = _salad_after(texts, hi)
@@ -139,14 +138,14 @@ def is_word_salad(sentence: str, fragment: bool = False) -> bool:
     return sum(w in STOPWORDS for _, _, w in words) / len(words) < SALAD_FUNCTION_SHARE
 
 
-def _bait_start(text: str, sents: list[Span], lo: int, query: str) -> tuple[int, str]:
+def _bait_start(text: str, sents: list[Span], lo: int, query: str, runs: list[BaitRun]) -> tuple[int, str]:
     """Where the block starts: the nearest sentence before the claim block that is bait, either mostly the
     query's words (strong) or opening with a bait run within its first `LEAD_WORDS` words (weak: an
     optimised prefix may begin with flipped words). A weak start gives way to a strong one at most
     `STRONG_REACH` sentences further back (a setup sentence of the poison that opens with query words). A
     run that follows a full stop inside its sentence starts the block itself (the poison was glued to the
-    host sentence before it). Returns the start and its kind (strong, glued, weak, or none)."""
-    runs = bait_runs(text, query)
+    host sentence before it). `runs` are the chunk's `bait_runs`. Returns the start and its kind (strong,
+    glued, weak, or none)."""
     own = _glued(text, sents[lo], runs)
     if own is not None:  # the claim sentence itself swallowed the end of its host sentence
         return own, "glued"
@@ -180,12 +179,12 @@ def query_targeted(text: str, anchor: str, query: str) -> bool:
     sents = sentence_spans(text)
     runs = bait_runs(text, query)
     for k, (a, b) in enumerate(sents):
-        hits = find_ci(text[a:b], anchor)
         if not contains_norm(text[a:b], anchor):
             continue
+        hits = find_ci(text[a:b], anchor)
         if any(_words_between(text, r, (a + x, a + y)) <= ANSWER_REACH for r in runs if a <= r.start < b for x, y in hits):
             return True
-        if _bait_start(text, sents, k, query)[1] in ("strong", "glued"):
+        if _bait_start(text, sents, k, query, runs)[1] in ("strong", "glued"):
             return True
     return False
 
