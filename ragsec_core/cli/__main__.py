@@ -1,5 +1,5 @@
 """`python -m ragsec_core.cli`: the `ragsec` command without the console script."""
 
-from ragsec_core.cli.main import main
+from ragsec_core.cli.main import run
 
-raise SystemExit(main())
+run()

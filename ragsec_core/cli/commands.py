@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ragsec_core._util.cancel import INTERRUPTS
 from ragsec_core.cli.display import print_pass1, print_trace, visible
 from ragsec_core.cli.options import check_model_args, check_retrieval_args, endpoint_config, open_store
 
@@ -38,6 +39,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     labels = Labels(None, list(args.answer), args.target) if (args.answer or args.target) else None
     settings = GenerationSettings(max_new_tokens=args.max_new_tokens)
     trace = pipeline.ask(query, k=args.k, alpha=args.alpha, use=args.use, labels=labels, settings=settings)
+    INTERRUPTS.check()  # Ctrl-C during the run stores nothing, even if a library swallowed it
     if not args.no_store:
         open_store(args).append(trace)
     if args.json:

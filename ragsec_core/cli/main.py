@@ -12,6 +12,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from ragsec_core._util.cancel import INTERRUPTS
 from ragsec_core._util.errors import RagsecError
 from ragsec_core.cli import commands
 from ragsec_core.cli.bench import add_bench_parsers
@@ -26,19 +27,33 @@ from ragsec_core.models.options import DEFAULT_QUANTIZE, QUANTIZE_CHOICES
 from ragsec_core.traceback.options import DEFAULT_OBJECTIVE, OBJECTIVES
 
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    INTERRUPTS.install()
     try:
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
+        INTERRUPTS.check()  # a Ctrl-C that a library swallowed still ends the run as interrupted
+        return code
     except RagsecError as exc:
         print(f"ragsec: error: {visible(str(exc))}", file=sys.stderr)  # messages may quote file/trace text
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("ragsec: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
+    finally:
+        INTERRUPTS.uninstall()
+
+
+def run() -> None:
+    """The `ragsec` command: `main`, then an interrupted run ends at once, without interpreter shutdown."""
+    code = main()
+    if code == EXIT_INTERRUPTED:
+        INTERRUPTS.exit_now(code)
+    raise SystemExit(code)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -115,4 +130,4 @@ def _trace(sub: argparse._SubParsersAction) -> None:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run()
