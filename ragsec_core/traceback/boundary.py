@@ -54,13 +54,18 @@ def attribute_hit(trace: Trace, hit: int, anchor: str, masks: Sequence[Span], ca
     return span_record(trace, hit, region(text, seed, anchor, trace.query))
 
 
+def verdict(rnd: Round) -> list[int]:
+    """The hits the round's replays implicated (older artifacts: the hits of its attribution)."""
+    return list(rnd.implicated) or [r.hit for r in rnd.attribution]
+
+
 def implicated(trace: Trace, rnd: Round, reported: set[int]) -> list[int]:
     """The chunks a round reports. The replays' verdicts come first: the chunks whose masks the event
     needed and those that restored it alone. A holder of the answer that the joint mask merely covered
     stays only if it reads as a poison (`splice.query_targeted`), and so does any other used chunk that
     states the event string that way: a further planted copy, which a fragile model may not need."""
     needed = {r.hit for r in rnd.causal}
-    hits = [r.hit for r in rnd.attribution if r.hit not in reported]
+    hits = [h for h in verdict(rnd) if h not in reported]
     query_shaped = {i: query_targeted(trace.hits[i].text, rnd.anchor, trace.query) for i in trace.used
                     if contains_norm(trace.hits[i].text, rnd.anchor)}
     if rnd.path == "fast_path_multi":
@@ -69,18 +74,25 @@ def implicated(trace: Trace, rnd: Round, reported: set[int]) -> list[int]:
     return hits + copies
 
 
-def reattribute(trace: Trace, result: TracebackResult) -> list[SpanRecord]:
-    """A finished result's attribution recomputed with this module's rule, round by round: the chunks the
-    replays implicated (and textual copies, `implicated`), each one's span drawn again from the logged
-    evidence."""
-    out: list[SpanRecord] = []
+def attribute_rounds(trace: Trace, result: TracebackResult) -> list[list[SpanRecord]]:
+    """Each round's reported spans, drawn with this module's rule from the logged evidence: the chunks the
+    replays implicated (and textual copies, `implicated`) that no earlier round reported, each one's span
+    drawn around its claim. Pass-1 stores these as the rounds' attribution; `--rescore` redraws them."""
+    out: list[list[SpanRecord]] = []
     masks: list[Span] = []
+    reported: set[int] = set()
     for rnd in result.rounds:
         causal = {r.hit: (r.local[0], r.local[1]) for r in rnd.causal}
         if rnd.path in WHOLE_CHUNK_PATHS:
-            out += rnd.attribution
+            spans = [span_record(trace, h, (0, len(trace.hits[h].text))) for h in verdict(rnd) if h not in reported]
         else:
-            out += [attribute_hit(trace, h, rnd.anchor, masks, causal.get(h))
-                    for h in implicated(trace, rnd, {r.hit for r in out})]
+            spans = [attribute_hit(trace, h, rnd.anchor, masks, causal.get(h)) for h in implicated(trace, rnd, reported)]
+        reported |= {r.hit for r in spans}
+        out.append(spans)
         masks += [r.prompt_span for r in rnd.causal]
     return out
+
+
+def reattribute(trace: Trace, result: TracebackResult) -> list[SpanRecord]:
+    """A finished result's reported attribution (every round's, `attribute_rounds`), in round order."""
+    return [r for spans in attribute_rounds(trace, result) for r in spans]

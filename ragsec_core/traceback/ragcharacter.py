@@ -31,7 +31,7 @@ from ragsec_core.models.endpoint_replay import EndpointReplayEngine
 from ragsec_core.models.llm import LLM, GenerationSettings
 from ragsec_core.models.options import DEFAULT_BACKEND, INFLUENCE_OF
 from ragsec_core.models.replay import NaiveReplayEngine, ReplayEngine
-from ragsec_core.traceback.boundary import attribute_hit, local_masks, reattribute, seed_span, span_record
+from ragsec_core.traceback.boundary import attribute_rounds, local_masks, seed_span, span_record
 from ragsec_core.traceback.options import DEFAULT_OBJECTIVE, OBJECTIVES
 from ragsec_core.traceback.result import Round, SpanRecord, Test, TracebackResult
 
@@ -146,7 +146,9 @@ class Pass1:
                     break
         res = self.result
         res.final_answer = answer
-        res.attribution = reattribute(self.trace, res)  # the reported spans: one rule, live and in --rescore
+        for rnd, spans in zip(res.rounds, attribute_rounds(self.trace, res)):  # one rule, live and in --rescore
+            rnd.attribution = spans
+        res.attribution = [r for rnd in res.rounds for r in rnd.attribution]
         res.resolved = bool(res.rounds and res.rounds[-1].resolved)
         res.mask_kind = {0: "none", 1: "mask_span"}.get(len(res.causal), "mask_multi")
         if self.engine is not None:
@@ -185,14 +187,13 @@ class Pass1:
             assert self.engine is not None
             base = self.engine.replay(apply_masks(self.trace.prompt, self.masks, self.mask_mode), answer)
             self._base_lp, reproduced = base.logprob, base.answer == answer
-        found = self._fast_path() or self._search()
-        path, attribution, causal = found
+        path, implicated, causal = self._fast_path() or self._search()
         self.masks += [c.prompt_span for c in causal]
         self.result.causal += causal
         final = self.test("final", [])
-        return Round(
-            self._round, answer, self._anchor, path, attribution, causal, final.answer, final.success, reproduced
-        )
+        # the reported spans are drawn once the run is over (`boundary.attribute_rounds`)
+        return Round(self._round, answer, self._anchor, path, [], causal, final.answer, final.success, reproduced,
+                     implicated)
 
     def _event_anchor(self, answer: str) -> str:
         """The string the event is about: the adopted target when labels name it, else the answer."""
@@ -206,7 +207,8 @@ class Pass1:
     def _local_masks(self, hit: int, masks: Sequence[Span] | None = None) -> list[Span]:
         return local_masks(self.trace, hit, self.masks if masks is None else masks)
 
-    def _fast_path(self) -> tuple[str, list[SpanRecord], list[SpanRecord]] | None:
+    def _fast_path(self) -> tuple[str, list[int], list[SpanRecord]] | None:
+        """(path, the hits the replays implicated, the causal masks), or None when no fast path succeeds."""
         holders = [i for i in self._used_live() if contains_norm(self.trace.hits[i].text, self._anchor)]
         spans = [(i, sp) for i in holders if (sp := self._anchor_span(i)) is not None]
         if not spans or spans[0][0] != holders[0]:  # the first holder's answer is gone (masked earlier)
@@ -214,7 +216,7 @@ class Pass1:
         rec = self.record(*spans[0])
         if self.test("fast_path", [rec]).success:
             extra = self._sufficient(spans, rec.hit) if self.b.multi_holder else []
-            return "fast_path", [self._attribute(i, [rec]) for i, _ in spans[:1] + extra], [rec]
+            return "fast_path", [i for i, _ in spans[:1] + extra], [rec]
         if not self.b.multi_holder or len(spans) < 2:
             return None
         recs = [self.record(i, sp) for i, sp in spans]
@@ -222,17 +224,11 @@ class Pass1:
             return None
         # The joint mask is the evidence: every holder in it is part of the joint cause and is reported;
         # the causal set keeps only the masks the event needs.
-        causal = self._prune(recs)
-        return "fast_path_multi", [self._attribute(i, causal) for i, _ in spans], causal
+        return "fast_path_multi", [i for i, _ in spans], self._prune(recs)
 
     def _anchor_span(self, hit: int) -> Span | None:
         """The attribution rule's span in one chunk, unless an earlier round already masked it."""
         return seed_span(self.trace.hits[hit].text, self._anchor, self._local_masks(hit), None)
-
-    def _attribute(self, hit: int, causal: list[SpanRecord]) -> SpanRecord:
-        """The reported span in an implicated chunk (`boundary.attribute_hit`, which `--rescore` reruns)."""
-        own = next(((r.local[0], r.local[1]) for r in causal if r.hit == hit), None)
-        return attribute_hit(self.trace, hit, self._anchor, self.masks, own)
 
     def _prune(self, recs: list[SpanRecord]) -> list[SpanRecord]:
         """Drop, lowest-ranked first, every holder whose mask the successful joint mask does not need."""
@@ -256,7 +252,7 @@ class Pass1:
                     out.append((i, sp))
         return out
 
-    def _search(self) -> tuple[str, list[SpanRecord], list[SpanRecord]]:
+    def _search(self) -> tuple[str, list[int], list[SpanRecord]]:
         live = self._used_live()
         holders = [i for i in live if contains_norm(self.trace.hits[i].text, self._anchor)]
         scored = []
@@ -270,8 +266,7 @@ class Pass1:
                 break
         if not scored:
             i = live[0] if live else self.trace.used[0]
-            whole = self.record(i, (0, len(self.trace.hits[i].text)))
-            return "fallback_chunk", [whole], [whole]
+            return "fallback_chunk", [i], [self.record(i, (0, len(self.trace.hits[i].text)))]
         hit = max(scored)[3]
         text = self.trace.hits[hit].text
         masked = self._local_masks(hit)
@@ -297,11 +292,9 @@ class Pass1:
                 if out.success and self.b.early_stop:
                     break
             if best is None:
-                whole = self.record(hit, (0, len(text)))
-                return "fallback_chunk", [whole], [whole]
+                return "fallback_chunk", [hit], [self.record(hit, (0, len(text)))]
             seed, seed_out = best
-        causal = [self.record(hit, self._bisect(hit, seed, seed_out))]
-        return "search", [self._attribute(hit, causal)], causal
+        return "search", [hit], [self.record(hit, self._bisect(hit, seed, seed_out))]
 
     def _bisect(self, hit: int, seed: Span, seed_out: _Outcome) -> Span:
         text = self.trace.hits[hit].text

@@ -42,11 +42,15 @@ class Round:
     event_answer: str
     anchor: str
     path: str  # fast_path | fast_path_multi | search | fallback_chunk
-    attribution: list[SpanRecord]  # one span per implicated chunk (several only on the fast paths)
+    attribution: list[SpanRecord]  # the round's reported spans (`boundary.attribute_rounds`), one per chunk
     causal: list[SpanRecord]
     answer_after: str
     resolved: bool
     reproduced: bool | None  # replaying the round's unmasked prompt gave its event answer (None: not replayed)
+    # The replays' verdict: the used hits this round's tests implicated, before the boundary adds textual
+    # copies or drops benign holders. Kept apart so a stored result can be re-attributed (`--rescore`).
+    # Empty in artifacts written before it existed: the round's attribution hits stand in.
+    implicated: list[int] = field(default_factory=list)
 
 
 @dataclass
