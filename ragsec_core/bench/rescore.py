@@ -20,9 +20,11 @@ from ragsec_core._util.errors import RagsecError
 from ragsec_core._util.safeio import read_json
 from ragsec_core.bench.methods import score, summarise_method
 from ragsec_core.data.trace import Trace
+from ragsec_core.models.llm import LLM, load_llm
 from ragsec_core.traceback.artifact import result_from_dict
 from ragsec_core.traceback.baselines import MethodResult
 from ragsec_core.traceback.boundary import reattribute
+from ragsec_core.traceback.cohesion import Evidence, LiveEvidence
 from ragsec_core.traceback.result import TracebackResult
 
 EVENT_GLOB = "event-*.json"
@@ -50,25 +52,28 @@ def load_events(folder: str | Path) -> list[dict[str, Any]]:
     return events
 
 
-def rescore_event(event: dict[str, Any]) -> dict[str, Any] | None:
-    """RAGCharacter's row for one stored event with the current rule; None when the run stored no Pass-1."""
+def rescore_event(event: dict[str, Any], reader: LLM | None = None) -> dict[str, Any] | None:
+    """RAGCharacter's row for one stored event with the current rule; None when the run stored no Pass-1.
+    The boundary reads the stored readings; a reading the rule asks for that the live run did not take
+    is taken with `reader` when given, else it is missing (counted in the row's `missed_readings`)."""
     if not event.get("pass1"):
         return None
     trace = Trace.from_dict(event["trace"])
     result = result_from_dict(event["pass1"])
-    attribution = reattribute(trace, result)
+    evidence = LiveEvidence(reader, result.cohesion) if reader is not None else Evidence(result.cohesion)
+    attribution = reattribute(trace, result, evidence)
     live = event["methods"].get("ragcharacter", {})
     res = MethodResult("ragcharacter", [r.hit for r in attribution], [(r.hit, (r.local[0], r.local[1])) for r in attribution],
                        calls=int(live.get("calls", result.model_calls)), seconds=float(live.get("seconds", 0.0)),
                        fpe=result.forward_pass_equivalents, details=live.get("details", {}))
-    return score(trace, res)
+    return score(trace, res) | {"missed_readings": evidence.missed}
 
 
-def rescore(folder: str | Path) -> dict[str, Any]:
+def rescore(folder: str | Path, reader: LLM | None = None) -> dict[str, Any]:
     """Live and re-scored summaries over the stored events, and the events whose score moved."""
     pairs = []
     for e in load_events(folder):
-        new = rescore_event(e)
+        new = rescore_event(e, reader)
         if new is not None:
             pairs.append((e, new))
     if not pairs:
@@ -77,16 +82,19 @@ def rescore(folder: str | Path) -> dict[str, Any]:
     moved = [{"question": e["question"], "id": e["id"], "live": e["methods"]["ragcharacter"]["char_f1"], "rescored": n["char_f1"]}
              for e, n in pairs if abs(n["char_f1"] - e["methods"]["ragcharacter"]["char_f1"]) > 1e-9]
     return {"folder": str(folder), "live": summarise_method(live), "rescored": summarise_method([n for _, n in pairs]),
-            "moved": moved, "per_event": [{"question": e["question"], "id": e["id"], "ragcharacter": n} for e, n in pairs]}
+            "moved": moved, "missed_readings": sum(n["missed_readings"] for _, n in pairs), "per_event": [{"question": e["question"], "id": e["id"], "ragcharacter": n} for e, n in pairs]}
 
 
 def cmd_rescore(args: argparse.Namespace) -> int:
-    out = rescore(args.rescore)
+    out = rescore(args.rescore, load_llm() if args.read else None)
     print(f"{'':<10} {'events':>6} " + " ".join(f"{c:>11}" for c in COMPARED))
     for name in ("live", "rescored"):
         s = out[name]
         print(f"{name:<10} {s['events']:>6} " + " ".join(f"{'-' if s[c] is None else s[c]:>11}" for c in COMPARED))
     print(f"{len(out['moved'])} event(s) changed Char F1 under the current rule")
+    if out["missed_readings"]:
+        print(f"{out['missed_readings']} reading(s) the rule asked for were not stored (those sentences count as "
+              "host): add --read to take them with the local model", file=sys.stderr)
     if args.out:
         write_text_atomic(args.out, json.dumps(out, indent=2))
         print(f"wrote {args.out}", file=sys.stderr)

@@ -81,6 +81,9 @@ def _traceback(subparsers: Any) -> None:
     p.add_argument("--rescore", default=None, metavar="DIR",
                    help="only re-score the events stored in DIR with the current attribution rule, without the "
                         "model, and print live against re-scored (--out: write the comparison)")
+    p.add_argument("--read", action="store_true",
+                   help="with --rescore: take the LM readings the current rule asks for that DIR lacks with the "
+                        "local model (otherwise those sentences count as host)")
     _add_scale_args(p)
     p.set_defaults(func=_command("traceback", "cmd_bench_traceback"))
 

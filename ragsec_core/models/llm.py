@@ -94,6 +94,11 @@ class LLM:
                 offsets += [(start + a, start + b) for a, b in seg_offsets]
         return ids, offsets
 
+    def encode_text(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
+        """Token ids and offsets of untrusted text on its own (a passage, no template): special-token
+        strings in it stay plain text."""
+        return self._encode_segment(text, trusted=False)
+
     def untrusted_region(self, prompt: str) -> tuple[int, int]:
         """[u0, u1) of `prompt` holding the user turn, from the template's own skeleton; the whole
         prompt when it was not made by `render_chat` (then nothing in it may be a special token)."""

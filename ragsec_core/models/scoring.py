@@ -8,6 +8,7 @@ prefix-cached fast path be checked against one reference.
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -48,3 +49,61 @@ def perplexity_of(nll: torch.Tensor | Sequence[float]) -> float:
 def perplexity(llm: Any, texts: Sequence[str], max_tokens: int | None = None) -> list[float]:
     """Per-text perplexity under the local causal LM (the Chameleon paper's fluency filter used GPT-2)."""
     return [perplexity_of(token_nll(llm, t, max_tokens)[0]) for t in texts]
+
+
+class Continuations:
+    """How well parts of one text read right after prefixes of it, under the local causal LM.
+
+    `mean_logprob(end, probe)` is the mean log-probability of the tokens of `text[probe]` read directly
+    after `text[:end]` (one space between), whatever lies between them in the text. Every prefix is a
+    prefix of the text, so all answers come from one cached forward over the text, cropped to the prefix,
+    plus a forward over the probe's tokens alone. The text is tokenised as untrusted (special-token
+    strings stay plain text); `tokens` counts what went through the model (forward-pass equivalents)."""
+
+    def __init__(self, llm: Any, text: str) -> None:
+        self.llm, self.text = llm, text
+        self.tokens = 0
+        ids, offsets = llm.encode_text(text)
+        self._ids, self._ends = ids, [b for _, b in offsets]
+        bos = llm.tokenizer.bos_token_id
+        self._head = [bos] if bos is not None else []
+        self._cache: Any = None
+
+    def mean_logprob(self, end: int, probe: tuple[int, int]) -> float:
+        context = self.text[:end].rstrip()
+        n = 0
+        while n < len(self._ids) and self._ends[n] <= len(context):
+            n += 1
+        prefix = self._head + self._ids[:n]
+        piece = self.text[probe[0] : probe[1]].strip()
+        probe_ids, _ = self.llm.encode_text((" " if n else "") + piece)
+        if not probe_ids:
+            return 0.0
+        if not prefix:  # no start token and no context: the first probe token has nothing to be read after
+            prefix, probe_ids = probe_ids[:1], probe_ids[1:]
+            if not probe_ids:
+                return 0.0
+        with self.llm._lock, torch.no_grad():
+            cache = self._prefix_cache(len(prefix) - 1)
+            feed = torch.tensor([prefix[-1:] + probe_ids], device=self.llm.device)
+            logits = self.llm.model(feed, cache=cache, use_cache=True).logits[0, :-1].float()
+        self.tokens += feed.shape[1]
+        target = torch.tensor(probe_ids, device=logits.device)
+        return float(torch.log_softmax(logits, -1)[torch.arange(len(probe_ids)), target].mean())
+
+    def _prefix_cache(self, keep: int) -> Any:
+        """A private copy of the text's KV cache holding its first `keep` positions (start token first)."""
+        from transformers import DynamicCache
+
+        if keep <= 0:
+            return DynamicCache(config=self.llm.model.config)
+        if self._cache is None:
+            full = torch.tensor([self._head + self._ids], device=self.llm.device)
+            self._cache = DynamicCache(config=self.llm.model.config)
+            self.llm.model(full, cache=self._cache, use_cache=True, logits_to_keep=1)
+            self.tokens += full.shape[1]
+        cache = copy.deepcopy(self._cache)
+        n = cache.get_seq_length()
+        if n > keep:
+            cache.crop(-(n - keep))
+        return cache

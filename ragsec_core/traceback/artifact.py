@@ -17,7 +17,7 @@ from ragsec_core._util.errors import RagsecError
 from ragsec_core.data.corpus import read_json
 from ragsec_core.data.spans import Span, apply_masks, merge
 from ragsec_core.data.trace import Trace
-from ragsec_core.traceback.result import Round, SpanRecord, Test, TracebackResult
+from ragsec_core.traceback.result import Reading, Round, SpanRecord, Test, TracebackResult
 
 ARTIFACT_FORMAT = 1
 
@@ -70,6 +70,7 @@ def result_from_dict(d: dict[str, Any]) -> TracebackResult:
     d["tests"] = [Test(**{**t, "spans": [SpanRecord(**s) for s in t.get("spans", [])]}) for t in d.get("tests", [])]
     d["attribution"] = [SpanRecord(**s) for s in d.get("attribution", [])]
     d["causal"] = [SpanRecord(**s) for s in d.get("causal", [])]
+    d["cohesion"] = [Reading.from_dict(r) for r in d.get("cohesion", [])]
     return TracebackResult(**d)
 
 

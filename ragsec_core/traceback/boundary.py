@@ -1,10 +1,12 @@
 """Where the poison ends: the attribution boundary of Pass-1, as a pure function of the logged evidence.
 
 Pass-1's replays decide *which* chunks the event needs (and the minimal causal span in each); this module
-decides *how much* of each implicated chunk is reported. It reads only the trace and the finished
-Pass-1 result (the round's event anchor, the causal spans, earlier rounds' masks), never the model, so
-a benchmark that stored its traces and artifacts re-scores a new rule offline (`bench traceback
---rescore DIR`) and the live run and the re-score agree by construction.
+decides *how much* of each implicated chunk is reported: the textual rule (`splice.region`) draws the
+planted block around the claim, and the local LM's readings (`cohesion.extend`) grow it over the sentences
+that continue it. It reads the trace, the finished Pass-1 result (each round's event anchor, causal spans,
+earlier rounds' masks) and the readings; Pass-1 takes the readings with the model and logs them, so a
+benchmark that stored its traces and artifacts re-scores a new rule offline (`bench traceback --rescore
+DIR`) and the live run and the re-score agree by construction.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from collections.abc import Sequence
 
 from ragsec_core.data.spans import Span, attribution_span, overlaps
 from ragsec_core.data.trace import Trace, contains_norm
+from ragsec_core.traceback.cohesion import Evidence, extend
 from ragsec_core.traceback.result import Round, SpanRecord, TracebackResult
 from ragsec_core.traceback.splice import query_targeted, region
 
@@ -43,15 +46,17 @@ def seed_span(text: str, anchor: str, masked: Sequence[Span], causal: Span | Non
     return causal
 
 
-def attribute_hit(trace: Trace, hit: int, anchor: str, masks: Sequence[Span], causal: Span | None) -> SpanRecord:
-    """The reported span in one implicated chunk: the planted region around the claim (`splice.region`),
-    or the causal span alone when nothing anchors it."""
+def attribute_hit(trace: Trace, hit: int, anchor: str, masks: Sequence[Span], causal: Span | None,
+                  evidence: Evidence) -> SpanRecord:
+    """The reported span in one implicated chunk: the planted region around the claim (`splice.region`)
+    grown over the sentences that continue it (`cohesion.extend`), or the causal span alone when nothing
+    anchors it."""
     text = trace.hits[hit].text
     masked = local_masks(trace, hit, masks)
     seed = seed_span(text, anchor, masked, causal)
     if seed is None:
         return span_record(trace, hit, causal or (0, len(text)))
-    return span_record(trace, hit, region(text, seed, anchor, trace.query))
+    return span_record(trace, hit, extend(trace, hit, region(text, seed, anchor, trace.query), evidence))
 
 
 def verdict(rnd: Round) -> list[int]:
@@ -60,24 +65,32 @@ def verdict(rnd: Round) -> list[int]:
 
 
 def implicated(trace: Trace, rnd: Round, reported: set[int]) -> list[int]:
-    """The chunks a round reports. The replays' verdicts come first: the chunks whose masks the event
-    needed and those that restored it alone. A holder of the answer that the joint mask merely covered
-    stays only if it reads as a poison (`splice.query_targeted`), and so does any other used chunk that
-    states the event string that way: a further planted copy, which a fragile model may not need."""
+    """The chunks a round reports. The replays' verdict comes first: the chunks whose masks the event
+    needed and those that restored it alone. Among the chunks that hold the event string, textual
+    evidence then decides: a holder that reads as a benign mention is dropped, even if a fragile model
+    needed it, when a chunk ranked above it states the event string as a query-targeted claim
+    (`splice.query_targeted`: that claim explains the event); every other used chunk that states it that
+    way is added (a further planted copy, which a fragile model may not need). Without such a claim, a
+    holder that the joint mask merely covered is dropped."""
     needed = {r.hit for r in rnd.causal}
     hits = [h for h in verdict(rnd) if h not in reported]
-    query_shaped = {i: query_targeted(trace.hits[i].text, rnd.anchor, trace.query) for i in trace.used
-                    if contains_norm(trace.hits[i].text, rnd.anchor)}
-    if rnd.path == "fast_path_multi":
-        hits = [h for h in hits if h in needed or query_shaped.get(h, False)]
-    copies = [i for i, shaped in query_shaped.items() if shaped and i not in hits and i not in reported]
+    shaped = {i: query_targeted(trace.hits[i].text, rnd.anchor, trace.query) for i in trace.used
+              if contains_norm(trace.hits[i].text, rnd.anchor)}
+    best = min((trace.hits[i].rank for i, s in shaped.items() if s), default=None)
+    if best is not None:  # chunks without the event string stay the replays' call
+        hits = [h for h in hits if shaped.get(h, True) or trace.hits[h].rank < best]
+    elif rnd.path == "fast_path_multi":
+        hits = [h for h in hits if h in needed]
+    copies = [i for i, s in shaped.items() if s and i not in hits and i not in reported]
     return hits + copies
 
 
-def attribute_rounds(trace: Trace, result: TracebackResult) -> list[list[SpanRecord]]:
+def attribute_rounds(trace: Trace, result: TracebackResult, evidence: Evidence | None = None) -> list[list[SpanRecord]]:
     """Each round's reported spans, drawn with this module's rule from the logged evidence: the chunks the
     replays implicated (and textual copies, `implicated`) that no earlier round reported, each one's span
-    drawn around its claim. Pass-1 stores these as the rounds' attribution; `--rescore` redraws them."""
+    drawn around its claim. Pass-1 stores these as the rounds' attribution, reading with the model
+    (`evidence`); `--rescore` redraws them from the result's stored readings (the default)."""
+    evidence = Evidence(result.cohesion) if evidence is None else evidence
     out: list[list[SpanRecord]] = []
     masks: list[Span] = []
     reported: set[int] = set()
@@ -86,13 +99,14 @@ def attribute_rounds(trace: Trace, result: TracebackResult) -> list[list[SpanRec
         if rnd.path in WHOLE_CHUNK_PATHS:
             spans = [span_record(trace, h, (0, len(trace.hits[h].text))) for h in verdict(rnd) if h not in reported]
         else:
-            spans = [attribute_hit(trace, h, rnd.anchor, masks, causal.get(h)) for h in implicated(trace, rnd, reported)]
+            spans = [attribute_hit(trace, h, rnd.anchor, masks, causal.get(h), evidence)
+                     for h in implicated(trace, rnd, reported)]
         reported |= {r.hit for r in spans}
         out.append(spans)
         masks += [r.prompt_span for r in rnd.causal]
     return out
 
 
-def reattribute(trace: Trace, result: TracebackResult) -> list[SpanRecord]:
+def reattribute(trace: Trace, result: TracebackResult, evidence: Evidence | None = None) -> list[SpanRecord]:
     """A finished result's reported attribution (every round's, `attribute_rounds`), in round order."""
-    return [r for spans in attribute_rounds(trace, result) for r in spans]
+    return [r for spans in attribute_rounds(trace, result, evidence) for r in spans]

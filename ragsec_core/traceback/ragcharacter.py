@@ -32,6 +32,7 @@ from ragsec_core.models.llm import LLM, GenerationSettings
 from ragsec_core.models.options import DEFAULT_BACKEND, INFLUENCE_OF
 from ragsec_core.models.replay import NaiveReplayEngine, ReplayEngine
 from ragsec_core.traceback.boundary import attribute_rounds, local_masks, seed_span, span_record
+from ragsec_core.traceback.cohesion import Evidence, LiveEvidence
 from ragsec_core.traceback.options import DEFAULT_OBJECTIVE, OBJECTIVES
 from ragsec_core.traceback.result import Round, SpanRecord, Test, TracebackResult
 
@@ -82,6 +83,7 @@ class Pass1:
         budgets: Budgets | None = None,
         *,
         naive: bool = False,
+        reader: LLM | None = None,
     ) -> None:
         if objective not in OBJECTIVES:
             raise ValueError(f"objective must be one of {OBJECTIVES}")
@@ -90,6 +92,8 @@ class Pass1:
         self.llm = llm
         self.engine: Engine | None = None  # built only for a triggered trace
         self.naive = naive  # replay every variant with plain generate (the reference path of the speed bench)
+        # the local LM that reads the implicated chunks for the boundary (`cohesion`): the victim when local
+        self.reader = reader if reader is not None else llm if isinstance(llm, LLM) else None
         self.masks: list[Span] = []  # cumulative, prompt-global
         backend = llm.backend if isinstance(llm, EndpointLLM) else DEFAULT_BACKEND  # (textual tests pass no model)
         self.result = TracebackResult(
@@ -146,18 +150,29 @@ class Pass1:
                     break
         res = self.result
         res.final_answer = answer
-        for rnd, spans in zip(res.rounds, attribute_rounds(self.trace, res)):  # one rule, live and in --rescore
-            rnd.attribution = spans
-        res.attribution = [r for rnd in res.rounds for r in rnd.attribution]
+        evidence = self._attribute()
         res.resolved = bool(res.rounds and res.rounds[-1].resolved)
         res.mask_kind = {0: "none", 1: "mask_span"}.get(len(res.causal), "mask_multi")
         if self.engine is not None:
             res.model_calls = self.engine.calls
-            res.forward_pass_equivalents = round(self.engine.forward_pass_equivalents(), 2)
+            reading = evidence.tokens / max(1, len(evidence.reader.encode(self.trace.prompt)[0])) if evidence else 0.0
+            res.forward_pass_equivalents = round(self.engine.forward_pass_equivalents() + reading, 2)
         if isinstance(self.llm, EndpointLLM) and spent is not None:
             res.usage = self.llm.usage.since(spent).to_dict()
         res.ms = round((time.perf_counter() - t0) * 1000, 1)
         return res
+
+    def _attribute(self) -> LiveEvidence | None:
+        """Draw every round's reported spans (`boundary.attribute_rounds`, the rule --rescore reruns), the
+        reader's readings logged beside them; returns the live evidence (None without a reader)."""
+        res = self.result
+        evidence = LiveEvidence(self.reader) if self.reader is not None and res.rounds else None
+        for rnd, spans in zip(res.rounds, attribute_rounds(self.trace, res, evidence or Evidence())):
+            rnd.attribution = spans
+        res.attribution = [r for rnd in res.rounds for r in rnd.attribution]
+        if evidence is not None:
+            res.cohesion, res.reader = evidence.readings, evidence.reader.model_id
+        return evidence
 
     def _engine(self) -> Engine:
         """The replay engine for this generator: KV-reusing local replay (or the naive reference path), or
@@ -316,7 +331,10 @@ def run_pass1(
     budgets: Budgets | None = None,
     *,
     naive: bool = False,
+    reader: LLM | None = None,
 ) -> TracebackResult:
     """Pass-1 on one trace. Untriggered traces return at once with `triggered=False` (no model call).
-    `naive=True` replays every variant with plain generation (no memo, no prefix reuse): same result, slower."""
-    return Pass1(llm, trace, trigger, objective, mask_mode, budgets, naive=naive).run()
+    `naive=True` replays every variant with plain generation (no memo, no prefix reuse): same result, slower.
+    `reader`: the local LM whose readings draw the boundary (default: `llm` when it is local; an endpoint
+    run without one draws it from the text alone)."""
+    return Pass1(llm, trace, trigger, objective, mask_mode, budgets, naive=naive, reader=reader).run()

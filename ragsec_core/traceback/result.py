@@ -53,6 +53,21 @@ class Round:
     implicated: list[int] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Reading:
+    """One logged reading: the mean log-probability of `probe` in used chunk `hit`, read right after the
+    chunk's text up to `end`."""
+
+    hit: int
+    end: int
+    probe: tuple[int, int]
+    logprob: float
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Reading:
+        return cls(int(d["hit"]), int(d["end"]), (int(d["probe"][0]), int(d["probe"][1])), float(d["logprob"]))
+
+
 @dataclass
 class TracebackResult:
     trace_id: str
@@ -75,6 +90,9 @@ class TracebackResult:
     influence: str = "logprob"  # INFLUENCES: which signal ranked the candidates (text-overlap on endpoints)
     backend: str = "local"  # where the replays ran (BACKENDS)
     usage: dict[str, float] = field(default_factory=dict)  # endpoint cost: requests, tokens, seconds, retries
+    # the local LM's readings behind the attribution boundary (`cohesion`), so --rescore needs no model
+    cohesion: list[Reading] = field(default_factory=list)
+    reader: str = ""  # the model that took them ("" when none read: an endpoint run without a local reader)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -25,7 +25,7 @@ ANSWER_REACH = 3  # words between a restated query and the event string it asser
 SALAD_MIN_WORDS = 4
 SALAD_FUNCTION_SHARE = 0.05
 SALAD_REACH = 3  # sentences after the claim block within which a salad run still belongs to it
-_SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*$")
+_SENTENCE_END = re.compile(r"[.!?:;][\"'”’)\]]*$")
 _GAP_END = re.compile(r"[.!?]")
 
 
@@ -82,11 +82,12 @@ def _run_start(text: str, words: list[tuple[int, int, str]], i: int) -> int:
 
 def region(text: str, seed: Span, anchor: str, query: str) -> Span:
     """The planted block around the claim. The claim sentence is the sentence of this chunk that states
-    the event string and shares most words with the query (a benign host may name the answer too); the
-    block is the unbroken run of sentences around it that state the event string, extended back to the
-    bait that opens it (`_bait_start`), forward by one sentence that mostly repeats the query, and over
-    keyword salad on either side (`_salad_after`, `_salad_before`). Without a sentence that states the
-    event string, the block grows from the sentence that holds `seed` (the replay's causal span)."""
+    the event string and shares most words with the query (a benign host may name the answer too). The
+    block starts at the bait that opens the claim (`_bait_start`); without bait it is the unbroken run of
+    sentences around the claim that state the event string. It ends after that run, takes one sentence
+    that mostly repeats the query, and keyword salad on either side (`_salad_after`, `_salad_before`).
+    Without a sentence that states the event string, the block grows from the sentence that holds `seed`
+    (the replay's causal span)."""
     sents = sentence_spans(text)
     texts = [text[a:b] for a, b in sents]
     claims = [k for k, t in enumerate(texts) if contains_norm(t, anchor)]
@@ -94,16 +95,20 @@ def region(text: str, seed: Span, anchor: str, query: str) -> Span:
     if not claims and not own:
         return seed
     start = max(claims, key=lambda k: (query_share(texts[k], query), -k)) if claims else own[0]
-    lo = hi = start
-    while lo - 1 in claims:
-        lo -= 1
+    hi = start
     while hi + 1 in claims:
         hi += 1
-    begin, _ = _bait_start(text, sents, lo, query, bait_runs(text, query))
+    runs = bait_runs(text, query)
+    begin, kind = _bait_start(text, sents, start, query, runs)
+    if kind == "none":  # no bait: the block runs back over the sentences that state the event string
+        lo = start
+        while lo - 1 in claims:
+            lo -= 1
+        begin, _ = _bait_start(text, sents, lo, query, runs)
     if hi + 1 < len(sents) and is_query_bait(texts[hi + 1], query):
         hi += 1
     hi = _salad_after(texts, hi)
-    at = next((k for k, (_, b) in enumerate(sents) if b > begin), lo)
+    at = next((k for k, (_, b) in enumerate(sents) if b > begin), start)
     first = _salad_before(texts, at)
     return (sents[first][0] if first < at else begin, sents[hi][1])
 
@@ -139,13 +144,14 @@ def is_word_salad(sentence: str, fragment: bool = False) -> bool:
 
 
 def _bait_start(text: str, sents: list[Span], lo: int, query: str, runs: list[BaitRun]) -> tuple[int, str]:
-    """Where the block starts: the nearest sentence before the claim block that is bait, either mostly the
-    query's words (strong) or opening with a bait run within its first `LEAD_WORDS` words (weak: an
-    optimised prefix may begin with flipped words). A weak start gives way to a strong one at most
+    """Where the block starts: the nearest sentence before the claim sentence `lo` that is bait, either
+    mostly the query's words (strong) or opening with a bait run within its first `LEAD_WORDS` words (weak:
+    an optimised prefix may begin with flipped words). A weak start gives way to a strong one at most
     `STRONG_REACH` sentences further back (a setup sentence of the poison that opens with query words). A
-    run that follows a full stop inside its sentence starts the block itself (the poison was glued to the
-    host sentence before it). `runs` are the chunk's `bait_runs`. Returns the start and its kind (strong,
-    glued, weak, or none)."""
+    run that follows a full stop, colon or semicolon inside its sentence starts the block itself (the
+    poison was glued to the host sentence before it). Without bait before it, a claim sentence that opens
+    with a bait run is its own start (an optimised prefix glued to the claim). `runs` are the chunk's
+    `bait_runs`. Returns the start and its kind (strong, glued, weak, or none)."""
     own = _glued(text, sents[lo], runs)
     if own is not None:  # the claim sentence itself swallowed the end of its host sentence
         return own, "glued"
@@ -154,19 +160,25 @@ def _bait_start(text: str, sents: list[Span], lo: int, query: str, runs: list[Ba
         if weak is not None and weak[0] - k > STRONG_REACH:
             break
         a, b = sents[k]
+        glued = _glued(text, sents[k], runs)
         if is_query_bait(text[a:b], query):
-            return a, "strong"
-        if weak is None:
-            glued = _glued(text, sents[k], runs)
-            lead = [r for r in runs if a <= r.start < b and len(word_spans(text[a : r.start])) < LEAD_WORDS]
-            if glued is not None or lead:
-                weak = (k, glued, "glued") if glued is not None else (k, a, "weak")
-    return (weak[1], weak[2]) if weak else (sents[lo][0], "none")
+            return (a if glued is None else glued), "strong"
+        if weak is None and (glued is not None or _leads(text, sents[k], runs, LEAD_WORDS)):
+            weak = (k, glued, "glued") if glued is not None else (k, a, "weak")
+    if weak is not None:
+        return weak[1], weak[2]
+    return sents[lo][0], "weak" if _leads(text, sents[lo], runs, 1) else "none"
+
+
+def _leads(text: str, sent: Span, runs: list[BaitRun], within: int) -> bool:
+    """The sentence opens with a bait run (fewer than `within` words before it)."""
+    a, b = sent
+    return any(a <= r.start < b and len(word_spans(text[a : r.start])) < within for r in runs)
 
 
 def _glued(text: str, sent: Span, runs: list[BaitRun]) -> int | None:
-    """The first bait run inside the sentence that follows a full stop there (no space after it, or a
-    lower-case start the splitter did not take for a sentence)."""
+    """The first bait run inside the sentence that follows a full stop, colon or semicolon there (no
+    space after it, or a lower-case start the splitter did not take for a sentence)."""
     a, b = sent
     return next((r.start for r in runs if a < r.start < b and _SENTENCE_END.search(text[a : r.start].rstrip())), None)
 

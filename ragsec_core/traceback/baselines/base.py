@@ -84,7 +84,7 @@ class MethodContext:
     def pass1(self, trace: Trace) -> tuple[TracebackResult, Spent]:
         """RAGCharacter Pass-1 on this event, run once per event (see `shared`)."""
         def compute() -> TracebackResult:
-            res = run_pass1(self.llm, trace)
+            res = run_pass1(self.llm, trace, reader=self.judge)  # the judge is local: it reads for the boundary
             self.calls += res.model_calls
             self.tokens += round(res.forward_pass_equivalents * int(trace.timing.get("prompt_tokens") or 0))
             return res

@@ -1,0 +1,105 @@
+"""Which story a sentence belongs to: the local LM's evidence for where planted text ends.
+
+A poison is text spliced into a host passage at a sentence boundary. After the poison the host resumes,
+and the sentence there was written to follow the host text *before* the insertion ("It occupies about
+one-fifth of the Earth's surface." after the ocean's area), while a sentence that still belongs to the
+poison was written to follow the poison ("This circular contour is attributed to …", "Thus, making the
+film a classic."). So the sentence after the attributed block is read twice by the local causal LM:
+in place, after the block, and with the block cut out, right after the host text before it. A sentence
+that reads better after the block (by `COHESION_GAIN` nats per token, mean log-probability) joins it,
+and the test repeats with the grown block; the first sentence that does not join ends it. With fewer
+than `MIN_HOST_WORDS` words of host before the block there is no host story to compare with, and the
+block does not grow.
+
+The test is one-directional on purpose. Read backwards (does the block read better after the sentence
+before it?), the evidence does not separate a poison's set-up sentence from the host sentence before it:
+both are about the question's topic, so both help the block, the host sentence often more. Where the
+block starts stays with the textual rule (`splice`): bait, glued runs, keyword salad.
+
+Every reading is logged (`Reading`) in the Pass-1 result, so `bench traceback --rescore` redraws the
+boundary from the stored readings without the model (`Evidence`), while Pass-1 reads with the model
+(`LiveEvidence`: one cached forward per implicated chunk plus each probe's tokens, counted in the
+forward-pass equivalents). Measured in the README (issue 17): the joining sentences of 10 dev events read
+0.28-1.37 nats per token better after the block; the host sentences after a block at most 0.13.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ragsec_core._util.text import word_spans
+from ragsec_core.data.spans import Span, sentence_spans
+from ragsec_core.data.trace import Trace
+from ragsec_core.models.llm import LLM
+from ragsec_core.models.scoring import Continuations
+from ragsec_core.traceback.result import Reading
+
+COHESION_GAIN = 0.2  # nats per token a sentence must gain from the block, read in place, to join it
+MIN_HOST_WORDS = 5  # host words before the block below which there is no host story to compare with
+
+
+class Evidence:
+    """Readings by key. On its own it only looks them up (a stored result: `--rescore`); a reading that was
+    never taken is missing (`missed` counts them) and the boundary then treats the sentence as host."""
+
+    def __init__(self, readings: Iterable[Reading] = ()) -> None:
+        self._readings = {(r.hit, r.end, r.probe): r for r in readings}
+        self.missed = 0
+
+    @property
+    def readings(self) -> list[Reading]:
+        return list(self._readings.values())
+
+    def logprob(self, trace: Trace, hit: int, end: int, probe: Span) -> float | None:
+        key = (hit, end, probe)
+        if key not in self._readings:
+            value = self._read(trace, hit, end, probe)
+            if value is None:
+                self.missed += 1
+                return None
+            self._readings[key] = Reading(hit, end, probe, round(value, 4))
+        return self._readings[key].logprob
+
+    def _read(self, trace: Trace, hit: int, end: int, probe: Span) -> float | None:
+        return None
+
+
+class LiveEvidence(Evidence):
+    """Readings taken with a local causal LM (Pass-1: the victim when it is local, else a local surrogate),
+    after any `readings` already taken (`--rescore --read`: a changed rule reads what it newly asks)."""
+
+    def __init__(self, reader: LLM, readings: Iterable[Reading] = ()) -> None:
+        super().__init__(readings)
+        self.reader = reader
+        self._texts: dict[int, Continuations] = {}
+
+    @property
+    def tokens(self) -> int:
+        """Tokens the readings pushed through the reader."""
+        return sum(c.tokens for c in self._texts.values())
+
+    def _read(self, trace: Trace, hit: int, end: int, probe: Span) -> float | None:
+        if hit not in self._texts:
+            self._texts[hit] = Continuations(self.reader, trace.hits[hit].text)
+        return self._texts[hit].mean_logprob(end, probe)
+
+
+def continues_block(trace: Trace, hit: int, block: Span, sentence: Span, evidence: Evidence) -> bool:
+    """The sentence reads as the planted block's continuation, not the host's (module docstring)."""
+    if len(word_spans(trace.hits[hit].text[: block[0]])) < MIN_HOST_WORDS:
+        return False
+    in_place = evidence.logprob(trace, hit, block[1], sentence)
+    cut = evidence.logprob(trace, hit, block[0], sentence)
+    return in_place is not None and cut is not None and in_place - cut >= COHESION_GAIN
+
+
+def extend(trace: Trace, hit: int, block: Span, evidence: Evidence) -> Span:
+    """The block grown over the sentences after it that continue it, up to the first that does not."""
+    end = block[1]
+    for sentence in sentence_spans(trace.hits[hit].text):
+        if sentence[0] < end:
+            continue
+        if not continues_block(trace, hit, (block[0], end), sentence, evidence):
+            break
+        end = sentence[1]
+    return block[0], end
