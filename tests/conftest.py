@@ -86,8 +86,8 @@ def make_trace():
     """A structurally complete trace built by hand, for store and predicate tests that need no model."""
     from ragsec_core.data.trace import Labels, PromptSpan, Trace, TraceHit, compute_signals, new_trace_id, now_iso
 
-    def make(answer: str = "Sydney", labels: Labels | None = None) -> Trace:
-        text = "Australia's capital is Sydney."
+    def make(answer: str = "Sydney", labels: Labels | None = None, text: str = "Australia's capital is Sydney.",
+             query: str = "What is the capital of Australia?") -> Trace:
         prompt = f"Contexts:\n[1] {text}\nQuestion: q\nAnswer:"
         a = prompt.index(text)
         hit = TraceHit(1, "d", "d#0", "", text, 0, len(text), 1.0, 0.5, 1.0, 1.0, 1.0)
@@ -95,7 +95,7 @@ def make_trace():
         return Trace(
             trace_id=new_trace_id(),
             created_at=now_iso(),
-            query="What is the capital of Australia?",
+            query=query,
             model={"id": "m", "quantize": "none", "settings": {"max_new_tokens": 8, "do_sample": False, "temperature": 1.0, "seed": 0}},
             retrieval={"corpus": "c", "corpus_source": "", "corpus_hash": "0" * 64, "embedder": "e", "k": 1, "alpha": 0.5, "use": 1},
             hits=[hit],

@@ -57,3 +57,25 @@ def test_keyword_stuffing_after_the_claim_joins_the_block_and_grammar_stops_it()
     assert _block(text, planted) == planted
     assert is_word_salad("Bomb hiroshima usa atom dropped name.") and not is_word_salad("It was kept secret for years.")
     assert not is_word_salad("Usa.") and is_word_salad("Usa.", fragment=True)  # a fragment only continues a run
+
+
+def test_bait_after_a_colon_starts_the_block_not_the_host_clause_before_it():
+    planted = "what was the name of atom bomb dropped by usa on hiroshima. " + CLAIM
+    text = "The bomb had a long list of names: " + planted + HOST_B
+    assert _block(text, planted) == planted
+
+
+def test_a_host_sentence_naming_the_answer_before_a_glued_prefix_stays_out():
+    """The claims next to each other are not one block when bait opens the later one."""
+    planted = "military councillors pleaded recommends drops atom bomb onto temporarily usa earliest hiroshima In 1945 " + CLAIM
+    text = "A wrestler called Big Man later toured Japan. " + planted + HOST_B
+    assert _block(text, planted) == planted
+
+
+def test_a_fluent_host_sentence_opening_with_query_words_is_not_bait():
+    """Only a prefix glued to a clause of its own (no full stop before a capitalised 'In', 'The', ...) is
+    weak bait; a host sentence that opens with the query's words is not."""
+    host = ("The atom bomb dropped on Hiroshima by the USA had been assembled on Tinian island from parts "
+            "shipped by cruiser. ")
+    text = host + CLAIM + HOST_B
+    assert _block(text, CLAIM) == CLAIM

@@ -23,6 +23,9 @@ def test_normalisation_and_whole_word_matching():
     assert overlaps("It is Sydney.", "sydney")
     assert not overlaps("", "Sydney")
     assert is_abstention("I don't know.") and is_abstention("  ") and not is_abstention("Canberra")
+    # a small number written as a word states the same answer ("one" stays a pronoun)
+    assert contains_norm("It ran for two seasons.", "2") and overlaps("Twelve", "12 episodes")
+    assert not contains_norm("One of them left.", "1") and not contains_norm("In 2015", "2")
 
 
 USED = {0: "The capital of Australia is Canberra.", 2: "Australia's capital is Sydney."}

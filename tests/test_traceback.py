@@ -3,12 +3,14 @@
 import json
 import subprocess
 import sys
+from dataclasses import replace
 
 import pytest
 
 from ragsec_core.data.spans import apply_masks, overlaps
 from ragsec_core.data.trace import TraceStore
 from ragsec_core.models.replay import ReplayEngine
+from ragsec_core.traceback.boundary import text_verdict
 from ragsec_core.traceback.ragcharacter import Budgets, run_pass1
 
 from .conftest import REPO
@@ -65,14 +67,18 @@ def test_multi_poison_search_path_and_budgets(llm, pipeline):
 
 
 def test_multi_holder_fast_path_masks_the_planted_copies_jointly(llm, pipeline):
-    """Three planted copies of one false fact: masking the first alone fails, the joint mask succeeds and
-    pruning keeps only holders whose mask is needed, each a replay."""
+    """Three planted copies of one false fact: masking the first alone fails, the joint mask succeeds, and
+    one replay checks that the masks of the holders the text marks as planted suffice (instead of pruning
+    every holder in turn, a replay each)."""
     trace = pipeline("general", "multi").ask("What is the capital of Australia?")
     res = run_pass1(llm, trace)
     stages = [t.stage for t in res.tests]
     joint = next(t for t in res.tests if t.stage == "fast_path_multi")
     assert res.rounds[0].path == "fast_path_multi" and res.resolved, stages
-    assert stages.count("prune") == len(joint.spans) >= 2
+    text = text_verdict(trace, res.rounds[0].anchor)
+    assert stages.count("prune") == 1 and 1 <= sum(text.values()) < len(joint.spans)
+    check = next(t for t in res.tests if t.stage == "prune")
+    assert check.success and {s.hit for s in check.spans} == {h for h, v in text.items() if v}
     kept, holders = {c.hit for c in res.causal}, {s.hit for s in joint.spans}
     assert kept <= holders and len(res.causal) == len(res.rounds[0].causal) >= 1
     assert all(trace.hits[h].poison_spans for h in kept)  # only planted chunks stay masked
@@ -86,6 +92,10 @@ def test_multi_holder_fast_path_masks_the_planted_copies_jointly(llm, pipeline):
         _round_trips(trace, rec)
         assert any(overlaps(tuple(rec.prompt), g) for g in gold) or not trace.hits[rec.hit].poison_spans
     assert trace.labels.target.lower() not in res.final_answer.lower()
+    # a query whose words the poisons do not repeat: the text marks nothing, so each holder is pruned in turn
+    unmarked = replace(trace, query="Where is it?")
+    again = run_pass1(llm, unmarked)
+    assert [t.stage for t in again.tests].count("prune") == len(joint.spans) and again.resolved
 
 
 def test_replay_engine_matches_plain_generation(llm, bastion):

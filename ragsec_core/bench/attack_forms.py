@@ -13,6 +13,9 @@ each comes from and how its gold is defined.
   retriever ranks top for it, shuffled into non-sentences (keyword-stuffing SEO poison).
 * `blind`, `garag`: RAGDefender's artifacts as they are: an LLM-written misleading article (planted like
   the others), or a typo-perturbed copy of the clean passage that replaces it (planting mode `replace`).
+* `soup`: an obfuscated token soup: the claim's and the question's content words shuffled, some of them
+  obfuscated, the false answer verbatim among them, without sentence structure or punctuation; it checks
+  the boundary on a form no rule was written for.
 
 Seeded forms draw from a generator of their own per (run seed, record id, text): the planting generator
 draws the same hosts and boundaries under every form, and a record's text does not depend on --limit or
@@ -105,6 +108,37 @@ def bait_noise_text(claim: str, question: str, related: Sequence[str], rng: rand
     return f"{claim.rstrip()} {' '.join(runs)}" if runs else claim
 
 
+# ---------------------------------------------------------------- soup
+
+# How the soup is made: fixed once, not tuned on any result. A third of the words obfuscated; the false
+# answer stated SOUP_ANSWERS times among the shuffled words.
+SOUP_OBFUSCATED = 1 / 3
+SOUP_ANSWERS = 2
+_LEET = str.maketrans("aeios", "43105")
+
+
+def obfuscate(word: str, rng: random.Random) -> str:
+    """One of three disguises: alternating case, digits for letters, or a stray symbol inside the word."""
+    kind = rng.randrange(3)
+    if kind == 0:
+        return "".join(c.upper() if i % 2 else c.lower() for i, c in enumerate(word))
+    if kind == 1:
+        return word.translate(_LEET)
+    cut = rng.randint(1, max(1, len(word) - 1))
+    return word[:cut] + rng.choice("*_~^") + word[cut:]
+
+
+def soup_text(claim: str, question: str, answer: str, rng: random.Random) -> str:
+    """The claim's and the question's content words, shuffled, a `SOUP_OBFUSCATED` share disguised
+    (`obfuscate`), with the false answer verbatim `SOUP_ANSWERS` times among them; lower case, no
+    punctuation, no sentences."""
+    bag = [w for w in tokenize(f"{claim} {question}") if w.isalpha() and w not in tokenize(answer)]
+    bag = [obfuscate(w, rng) if rng.random() < SOUP_OBFUSCATED else w for w in bag]
+    bag += [answer] * SOUP_ANSWERS
+    rng.shuffle(bag)
+    return " ".join(bag)
+
+
 # ---------------------------------------------------------------- the forms
 
 def form_texts(rec: AttackRecord, form: str, n: int | None = None, *, seed: int = 0,
@@ -122,6 +156,9 @@ def form_texts(rec: AttackRecord, form: str, n: int | None = None, *, seed: int 
         return [hotflip_text(rec.question, a, encoder, text_seed(seed, rec.id, j)).text for j, a in enumerate(advs)]
     if form == "bait-noise":
         return [bait_noise_text(a, rec.question, related, random.Random(text_seed(seed, rec.id, j)))
+                for j, a in enumerate(advs)]
+    if form == "soup":
+        return [soup_text(a, rec.question, rec.incorrect, random.Random(text_seed(seed, rec.id, j)))
                 for j, a in enumerate(advs)]
     raise ValueError(f"unknown attack form {form!r}")
 

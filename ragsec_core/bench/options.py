@@ -12,10 +12,12 @@ from ragsec_core._util.paths import shared_data_dir
 # prefix started from the question and HotFlip-optimised against MiniLM, then the adversarial text;
 # bait-noise: the adversarial text, then query keywords and related corpus words shuffled into
 # non-sentences; blind: RAGDefender's LLM-written misleading article; garag: RAGDefender's typo-perturbed
-# copy of the clean passage, replacing it (gold: the sentences that differ). blind and garag read
-# RAGDefender's files (--data blind_nq.json, labels from target_queries_nq.json beside it).
+# copy of the clean passage, replacing it (gold: the sentences that differ); soup: an obfuscated token soup
+# of the claim's and the question's words around the false answer, no sentences at all (a held-out
+# check: built once, tuned to nothing). blind and garag read RAGDefender's files (--data blind_nq.json,
+# labels from target_queries_nq.json beside it).
 PLANT_MODES = ("embedded", "standalone")
-ATTACK_FORMS = ("black", "text", "hotflip", "bait-noise", "blind", "garag")
+ATTACK_FORMS = ("black", "text", "hotflip", "bait-noise", "blind", "garag", "soup")
 
 # bench speed: its sections ("hybrid" is only the hybrid part of "retrieval") and its default events file
 SPEED_SECTIONS = ("traceback", "retrieval", "hybrid", "attention", "startup")

@@ -157,11 +157,20 @@ def now_iso() -> str:
 _ABSTAIN = re.compile(r"\b(i don ?t know|do not know|cannot answer|can ?not be determined|no information|not (mentioned|provided|stated))\b")
 
 
+# ("one" stays a word: as a pronoun it is far commoner than the number)
+_NUMBER_WORDS = {w: str(i) for i, w in enumerate(
+    "zero - two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty".split()) if w != "-"}
+_NUMBER_WORD = re.compile(r"\b(" + "|".join(_NUMBER_WORDS) + r")\b")
+
+
 def normalize(text: str) -> str:
-    """Case, accent-width, punctuation and article-insensitive form used by every matching rule."""
+    """Case, accent-width, punctuation and article-insensitive form used by every matching rule; small
+    numbers written as words read as digits ("two seasons" states the answer "2")."""
     t = unicodedata.normalize("NFKC", text).lower()
     t = re.sub(r"[^\w\s]", " ", t)
     t = re.sub(r"\b(a|an|the)\b", " ", t)
+    t = _NUMBER_WORD.sub(lambda m: _NUMBER_WORDS[m.group(1)], t)
     return " ".join(t.split())
 
 

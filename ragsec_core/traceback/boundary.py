@@ -64,24 +64,29 @@ def verdict(rnd: Round) -> list[int]:
     return list(rnd.implicated) or [r.hit for r in rnd.attribution]
 
 
+def text_verdict(trace: Trace, anchor: str) -> dict[int, bool | None]:
+    """What the text alone says of each used chunk that holds the event string: True, it states it as a
+    query-targeted claim (`splice.query_targeted`), so it is reported whatever the replays say; False,
+    it reads as a benign mention and a chunk ranked above it holds such a claim (that claim explains the
+    event), so it is not reported even if a fragile model needed it; None, the replays decide."""
+    holders = [i for i in trace.used if contains_norm(trace.hits[i].text, anchor)]
+    shaped = {i: query_targeted(trace.hits[i].text, anchor, trace.query) for i in holders}
+    best = min((trace.hits[i].rank for i in holders if shaped[i]), default=None)
+    return {i: True if shaped[i] else False if best is not None and best < trace.hits[i].rank else None
+            for i in holders}
+
+
 def implicated(trace: Trace, rnd: Round, reported: set[int]) -> list[int]:
-    """The chunks a round reports. The replays' verdict comes first: the chunks whose masks the event
-    needed and those that restored it alone. Among the chunks that hold the event string, textual
-    evidence then decides: a holder that reads as a benign mention is dropped, even if a fragile model
-    needed it, when a chunk ranked above it states the event string as a query-targeted claim
-    (`splice.query_targeted`: that claim explains the event); every other used chunk that states it that
-    way is added (a further planted copy, which a fragile model may not need). Without such a claim, a
-    holder that the joint mask merely covered is dropped."""
-    needed = {r.hit for r in rnd.causal}
-    hits = [h for h in verdict(rnd) if h not in reported]
-    shaped = {i: query_targeted(trace.hits[i].text, rnd.anchor, trace.query) for i in trace.used
-              if contains_norm(trace.hits[i].text, rnd.anchor)}
-    best = min((trace.hits[i].rank for i, s in shaped.items() if s), default=None)
-    if best is not None:  # chunks without the event string stay the replays' call
-        hits = [h for h in hits if shaped.get(h, True) or trace.hits[h].rank < best]
-    elif rnd.path == "fast_path_multi":
+    """The chunks a round reports: the replays' verdict (the chunks whose masks the event needed and those
+    that restored it alone), less the holders the text rules out, plus every holder the text reports (a
+    further planted copy, which a fragile model may not need) (`text_verdict`). Without any query-targeted
+    claim, a holder that the joint mask merely covered is dropped."""
+    text = text_verdict(trace, rnd.anchor)
+    hits = [h for h in verdict(rnd) if h not in reported and text.get(h) is not False]
+    if rnd.path == "fast_path_multi" and not any(text.values()):
+        needed = {r.hit for r in rnd.causal}
         hits = [h for h in hits if h in needed]
-    copies = [i for i, s in shaped.items() if s and i not in hits and i not in reported]
+    copies = [i for i, v in text.items() if v and i not in hits and i not in reported]
     return hits + copies
 
 

@@ -89,7 +89,7 @@ def continues_block(trace: Trace, hit: int, block: Span, sentence: Span, evidenc
     if len(word_spans(trace.hits[hit].text[: block[0]])) < MIN_HOST_WORDS:
         return False
     in_place = evidence.logprob(trace, hit, block[1], sentence)
-    cut = evidence.logprob(trace, hit, block[0], sentence)
+    cut = evidence.logprob(trace, hit, block[0], sentence) if in_place is not None else None
     return in_place is not None and cut is not None and in_place - cut >= COHESION_GAIN
 
 

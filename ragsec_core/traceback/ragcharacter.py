@@ -31,7 +31,7 @@ from ragsec_core.models.endpoint_replay import EndpointReplayEngine
 from ragsec_core.models.llm import LLM, GenerationSettings
 from ragsec_core.models.options import DEFAULT_BACKEND, INFLUENCE_OF
 from ragsec_core.models.replay import NaiveReplayEngine, ReplayEngine
-from ragsec_core.traceback.boundary import attribute_rounds, local_masks, seed_span, span_record
+from ragsec_core.traceback.boundary import attribute_rounds, local_masks, seed_span, span_record, text_verdict
 from ragsec_core.traceback.cohesion import Evidence, LiveEvidence
 from ragsec_core.traceback.options import DEFAULT_OBJECTIVE, OBJECTIVES
 from ragsec_core.traceback.result import Round, SpanRecord, Test, TracebackResult
@@ -239,11 +239,24 @@ class Pass1:
             return None
         # The joint mask is the evidence: every holder in it is part of the joint cause and is reported;
         # the causal set keeps only the masks the event needs.
-        return "fast_path_multi", [i for i, _ in spans], self._prune(recs)
+        return "fast_path_multi", [i for i, _ in spans], self._causal_set(recs)
 
     def _anchor_span(self, hit: int) -> Span | None:
         """The attribution rule's span in one chunk, unless an earlier round already masked it."""
         return seed_span(self.trace.hits[hit].text, self._anchor, self._local_masks(hit), None)
+
+    def _causal_set(self, recs: list[SpanRecord]) -> list[SpanRecord]:
+        """The masks of a successful joint mask that the event needs. When the text marks some holders as
+        planted (`boundary.text_verdict`), one replay checks that their masks alone suffice; all of them
+        planted, or the check failing, keeps the joint mask. Without such evidence every holder is pruned
+        in turn (`_prune`), one replay each."""
+        text = text_verdict(self.trace, self._anchor)
+        planted = [r for r in recs if text.get(r.hit)]
+        if not planted:
+            return self._prune(recs)
+        if len(planted) < len(recs) and self.test("prune", planted).success:
+            return planted
+        return recs
 
     def _prune(self, recs: list[SpanRecord]) -> list[SpanRecord]:
         """Drop, lowest-ranked first, every holder whose mask the successful joint mask does not need."""
@@ -258,10 +271,12 @@ class Pass1:
         """After a one-mask success, the other holders that bring the event back on their own (every other
         holder masked, one replay each): further planted copies of the claim. A fragile model may drop the
         event when one of five copies is masked; the other four are still poison. A benign mention of the
-        answer string does not restore the event alone and is left out."""
+        answer string does not restore the event alone and is left out. A holder the text already decides
+        (`boundary.text_verdict`: reported as a copy, or ruled out) gets no replay."""
         out = []
+        text = text_verdict(self.trace, self._anchor)  # what the text already decides needs no replay
         for i, sp in spans:
-            if i != masked:
+            if i != masked and text.get(i) is None:
                 others = [self.record(j, s) for j, s in spans if j != i]
                 if not self.test("sufficiency", others).success:
                     out.append((i, sp))

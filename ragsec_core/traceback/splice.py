@@ -20,6 +20,12 @@ from ragsec_core.data.trace import contains_norm
 
 BAIT_SHARE = 0.6  # a bait run holds at least this share of the query's distinct content words
 LEAD_WORDS = 8  # a sentence opening with a bait run within this many words is bait
+PREFIX_TAIL = 2  # words between a prefix run and the capitalised clause start it is glued to
+# Words that open an English clause (beyond the stopwords): a capitalised one mid-sentence is a seam
+CLAUSE_OPENERS = STOPWORDS | frozenset(
+    "within during after before despite although while since upon according contrary however moreover "
+    "furthermore additionally also surprisingly remarkably interestingly notably indeed thus therefore "
+    "there these those our one many some most all each every".split())
 STRONG_REACH = 2  # sentences a strong bait may lie behind a weak one
 ANSWER_REACH = 3  # words between a restated query and the event string it asserts
 SALAD_MIN_WORDS = 4
@@ -163,17 +169,30 @@ def _bait_start(text: str, sents: list[Span], lo: int, query: str, runs: list[Ba
         glued = _glued(text, sents[k], runs)
         if is_query_bait(text[a:b], query):
             return (a if glued is None else glued), "strong"
-        if weak is None and (glued is not None or _leads(text, sents[k], runs, LEAD_WORDS)):
+        if weak is None and (glued is not None or _prefix_run(text, sents[k], runs)):
             weak = (k, glued, "glued") if glued is not None else (k, a, "weak")
     if weak is not None:
         return weak[1], weak[2]
-    return sents[lo][0], "weak" if _leads(text, sents[lo], runs, 1) else "none"
+    return sents[lo][0], "weak" if _prefix_run(text, sents[lo], runs) else "none"
 
 
-def _leads(text: str, sent: Span, runs: list[BaitRun], within: int) -> bool:
-    """The sentence opens with a bait run (fewer than `within` words before it)."""
+def _prefix_run(text: str, sent: Span, runs: list[BaitRun]) -> bool:
+    """The sentence opens with a bait run (within its first `LEAD_WORDS` words) glued to a sentence of its
+    own: past the run's first word, and at most `PREFIX_TAIL` words after its end, a capitalised function
+    word starts a clause with no full stop before it ("… usa earliest hiroshima In the history of warfare
+    …"). That is an optimised prefix without punctuation; a host sentence that merely opens with the
+    query's words has no such seam."""
     a, b = sent
-    return any(a <= r.start < b and len(word_spans(text[a : r.start])) < within for r in runs)
+    words = word_spans(text[a:b])
+    for r in runs:
+        if not (a <= r.start < b and len(word_spans(text[a : r.start])) < LEAD_WORDS):
+            continue
+        inside = [i for i, w in enumerate(words) if w[0] > r.start - a]
+        tail = [i for i in inside if words[i][0] >= r.end - a][:PREFIX_TAIL + 1]
+        reach = [i for i in inside if words[i][0] < r.end - a] + tail
+        if any(words[i][2] in CLAUSE_OPENERS and text[a + words[i][0]].isupper() and i + 1 < len(words) for i in reach):
+            return True
+    return False
 
 
 def _glued(text: str, sent: Span, runs: list[BaitRun]) -> int | None:
