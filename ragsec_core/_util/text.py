@@ -50,6 +50,14 @@ STOPWORDS = frozenset(
 )
 
 
+# Words that open an English clause besides the stopwords' articles, pronouns and prepositions: capitalised
+# in the middle of a sentence, after a word and no full stop, one marks a seam where text was glued on.
+CLAUSE_OPENERS = STOPWORDS | frozenset(
+    "within during after before despite although while since upon according contrary however moreover "
+    "furthermore additionally also surprisingly remarkably interestingly notably indeed thus therefore "
+    "there these those our one many some most all each every".split())
+
+
 def word_spans(text: str) -> list[tuple[int, int, str]]:
     """(start, end, lower-cased word) of every word token, stopwords included: regions of a prompt are
     marked by the same words `tokenize` produces."""

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from ragsec_core._util.text import tokenize
+from ragsec_core._util.text import CLAUSE_OPENERS, tokenize
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -85,14 +85,21 @@ def _sentencizer() -> Language:
 # A sentence end followed by citation markers ("….[18] Next"): spaCy's sentencizer does not split there,
 # which glues the first sentence of text planted after a Wikipedia citation to the host sentence.
 _CITATION_END = re.compile(r"[.!?][\"'”’)]*(?:\[\w{1,4}\])+\s+(?=\S)")
+# A seam: a capitalised clause opener followed by a lower-case word, right after a word with no full stop
+# ("… sydney capital lIgHtHoUsE Its lantern was made …"): text without punctuation glued to a sentence.
+# A title ("the film The Jungle Book") goes on capitalised, so it is not one.
+_SEAM = re.compile(r"(?<=[\w)\]])\s+(?=(?:" + "|".join(sorted(w.capitalize() for w in CLAUSE_OPENERS)) + r")\s+[a-z])")
 
 
 def sentence_spans(text: str, limit: int = MAX_SENTENCES) -> list[Span]:
-    """spaCy's rule-based sentencizer (works offline), also split after citation markers, as trimmed spans."""
+    """spaCy's rule-based sentencizer (works offline), also split after citation markers and at seams, as
+    trimmed spans."""
     doc = _sentencizer()(text)
     spans = []
     for sent in doc.sents:
-        cuts = [sent.start_char] + [m.end() for m in _CITATION_END.finditer(text, sent.start_char, sent.end_char)]
+        cuts = [sent.start_char] + sorted(
+            [m.end() for m in _CITATION_END.finditer(text, sent.start_char, sent.end_char)]
+            + [m.end() for m in _SEAM.finditer(text, sent.start_char, sent.end_char)])
         spans += [trim(text, (a, b)) for a, b in zip(cuts, cuts[1:] + [sent.end_char])]
     return [s for s in spans if s[1] > s[0]][:limit]
 

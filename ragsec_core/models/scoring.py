@@ -56,9 +56,10 @@ class Continuations:
 
     `mean_logprob(end, probe)` is the mean log-probability of the tokens of `text[probe]` read directly
     after `text[:end]` (one space between), whatever lies between them in the text. Every prefix is a
-    prefix of the text, so all answers come from one cached forward over the text, cropped to the prefix,
-    plus a forward over the probe's tokens alone. The text is tokenised as untrusted (special-token
-    strings stay plain text); `tokens` counts what went through the model (forward-pass equivalents)."""
+    prefix of the text, so all answers share one KV cache over the text, extended only as far as the
+    longest prefix asked for and cropped per reading, plus a forward over the probe's tokens. The text is
+    tokenised as untrusted (special-token strings stay plain text); `tokens` counts what went through the
+    model (forward-pass equivalents)."""
 
     def __init__(self, llm: Any, text: str) -> None:
         self.llm, self.text = llm, text
@@ -67,7 +68,8 @@ class Continuations:
         self._ids, self._ends = ids, [b for _, b in offsets]
         bos = llm.tokenizer.bos_token_id
         self._head = [bos] if bos is not None else []
-        self._cache: Any = None
+        self._cache: Any = None  # KV of the first `_done` positions of head + ids
+        self._done = 0
 
     def mean_logprob(self, end: int, probe: tuple[int, int]) -> float:
         context = self.text[:end].rstrip()
@@ -84,26 +86,29 @@ class Continuations:
             if not probe_ids:
                 return 0.0
         with self.llm._lock, torch.no_grad():
-            cache = self._prefix_cache(len(prefix) - 1)
+            cache = self._prefix_cache(prefix[:-1])
             feed = torch.tensor([prefix[-1:] + probe_ids], device=self.llm.device)
             logits = self.llm.model(feed, cache=cache, use_cache=True).logits[0, :-1].float()
         self.tokens += feed.shape[1]
         target = torch.tensor(probe_ids, device=logits.device)
         return float(torch.log_softmax(logits, -1)[torch.arange(len(probe_ids)), target].mean())
 
-    def _prefix_cache(self, keep: int) -> Any:
-        """A private copy of the text's KV cache holding its first `keep` positions (start token first)."""
+    def _prefix_cache(self, prefix: list[int]) -> Any:
+        """A private copy of the KV cache of `prefix` (a prefix of the start token and the text's tokens):
+        the shared cache is first extended to cover it, then copied and cropped."""
         from transformers import DynamicCache
 
-        if keep <= 0:
+        if not prefix:
             return DynamicCache(config=self.llm.model.config)
         if self._cache is None:
-            full = torch.tensor([self._head + self._ids], device=self.llm.device)
             self._cache = DynamicCache(config=self.llm.model.config)
-            self.llm.model(full, cache=self._cache, use_cache=True, logits_to_keep=1)
-            self.tokens += full.shape[1]
+        if len(prefix) > self._done:
+            more = torch.tensor([(self._head + self._ids)[self._done : len(prefix)]], device=self.llm.device)
+            self.llm.model(more, cache=self._cache, use_cache=True, logits_to_keep=1)
+            self.tokens += more.shape[1]
+            self._done = len(prefix)
         cache = copy.deepcopy(self._cache)
         n = cache.get_seq_length()
-        if n > keep:
-            cache.crop(-(n - keep))
+        if n > len(prefix):
+            cache.crop(-(n - len(prefix)))
         return cache

@@ -33,6 +33,7 @@ from ragsec_core.data.trace import Trace
 from ragsec_core.models.llm import LLM
 from ragsec_core.models.scoring import Continuations
 from ragsec_core.traceback.result import Reading
+from ragsec_core.traceback.splice import is_word_salad
 
 COHESION_GAIN = 0.2  # nats per token a sentence must gain from the block, read in place, to join it
 MIN_HOST_WORDS = 5  # host words before the block below which there is no host story to compare with
@@ -94,9 +95,16 @@ def continues_block(trace: Trace, hit: int, block: Span, sentence: Span, evidenc
 
 
 def extend(trace: Trace, hit: int, block: Span, evidence: Evidence) -> Span:
-    """The block grown over the sentences after it that continue it, up to the first that does not."""
+    """The block grown over the sentences after it that continue it, up to the first that does not. A block
+    that ends in keyword salad does not grow: salad is no story to continue, and stuffing made of the host's
+    own words makes the host's next sentence read well after it."""
+    text = trace.hits[hit].text
+    sentences = sentence_spans(text)
+    last = [s for s in sentences if s[0] < block[1] <= s[1] or s[1] == block[1]]
+    if last and is_word_salad(text[last[-1][0] : last[-1][1]], fragment=True):
+        return block
     end = block[1]
-    for sentence in sentence_spans(trace.hits[hit].text):
+    for sentence in sentences:
         if sentence[0] < end:
             continue
         if not continues_block(trace, hit, (block[0], end), sentence, evidence):

@@ -57,6 +57,10 @@ class Budgets:
     # that restore the event on their own are reported too (one replay each). False keeps the paper's
     # single-holder fast path.
     multi_holder: bool = True
+    # Our extension: before the search, one replay masks every chunk that states the event string; if the
+    # event survives, the round stops ("persists": no mask in the context removes it). False runs the
+    # paper's search whatever the cost.
+    context_check: bool = True
     # Round 0 reuses the Pass-0 answer and signals instead of a baseline call (§4.3); True replays the
     # unmasked prompt too, to check that it reproduces the logged answer and to anchor influence at
     # the drop from the unmasked log-probability.
@@ -285,6 +289,8 @@ class Pass1:
     def _search(self) -> tuple[str, list[int], list[SpanRecord]]:
         live = self._used_live()
         holders = [i for i in live if contains_norm(self.trace.hits[i].text, self._anchor)]
+        if holders and self.b.context_check and not self._removable(holders):
+            return "persists", [], []  # what the text marks as planted is still reported (`boundary.implicated`)
         scored = []
         chunks = (holders or live)[: self.b.max_chunks]
         self._prefetch([[self.record(i, (0, len(self.trace.hits[i].text)))] for i in chunks])
@@ -325,6 +331,12 @@ class Pass1:
                 return "fallback_chunk", [hit], [self.record(hit, (0, len(text)))]
             seed, seed_out = best
         return "search", [hit], [self.record(hit, self._bisect(hit, seed, seed_out))]
+
+    def _removable(self, holders: list[int]) -> bool:
+        """One replay with every chunk that states the event string masked whole: if the event survives
+        that, no mask inside one of them can remove it (the model answers from the question or its own
+        knowledge: HotpotQA's "A or B?" questions), and the search would spend its whole budget for nothing."""
+        return self.test("context", [self.record(i, (0, len(self.trace.hits[i].text))) for i in holders]).success
 
     def _bisect(self, hit: int, seed: Span, seed_out: _Outcome) -> Span:
         text = self.trace.hits[hit].text

@@ -14,18 +14,13 @@ import math
 import re
 from dataclasses import dataclass
 
-from ragsec_core._util.text import STOPWORDS, tokenize, word_spans
+from ragsec_core._util.text import CLAUSE_OPENERS, STOPWORDS, tokenize, word_spans
 from ragsec_core.data.spans import Span, find_ci, is_query_bait, query_share, sentence_spans
 from ragsec_core.data.trace import contains_norm
 
 BAIT_SHARE = 0.6  # a bait run holds at least this share of the query's distinct content words
 LEAD_WORDS = 8  # a sentence opening with a bait run within this many words is bait
 PREFIX_TAIL = 2  # words between a prefix run and the capitalised clause start it is glued to
-# Words that open an English clause (beyond the stopwords): a capitalised one mid-sentence is a seam
-CLAUSE_OPENERS = STOPWORDS | frozenset(
-    "within during after before despite although while since upon according contrary however moreover "
-    "furthermore additionally also surprisingly remarkably interestingly notably indeed thus therefore "
-    "there these those our one many some most all each every".split())
 STRONG_REACH = 2  # sentences a strong bait may lie behind a weak one
 ANSWER_REACH = 3  # words between a restated query and the event string it asserts
 SALAD_MIN_WORDS = 4
@@ -177,9 +172,10 @@ def _bait_start(text: str, sents: list[Span], lo: int, query: str, runs: list[Ba
 
 
 def _prefix_run(text: str, sent: Span, runs: list[BaitRun]) -> bool:
-    """The sentence opens with a bait run (within its first `LEAD_WORDS` words) glued to a sentence of its
-    own: past the run's first word, and at most `PREFIX_TAIL` words after its end, a capitalised function
-    word starts a clause with no full stop before it ("… usa earliest hiroshima In the history of warfare
+    """The sentence opens with a bait run (within its first `LEAD_WORDS` words) that is glued to a clause of
+    its own with no full stop between them: the sentence was cut at a seam (`spans.sentence_spans`), or,
+    past the run's first word and at most `PREFIX_TAIL` words after its end, a capitalised clause opener
+    follows a word ("… usa earliest hiroshima In the history of warfare …", "… come out The Apple archive
     …"). That is an optimised prefix without punctuation; a host sentence that merely opens with the
     query's words has no such seam."""
     a, b = sent
@@ -187,6 +183,8 @@ def _prefix_run(text: str, sent: Span, runs: list[BaitRun]) -> bool:
     for r in runs:
         if not (a <= r.start < b and len(word_spans(text[a : r.start])) < LEAD_WORDS):
             continue
+        if not _SENTENCE_END.search(text[a:b]):
+            return True
         inside = [i for i, w in enumerate(words) if w[0] > r.start - a]
         tail = [i for i in inside if words[i][0] >= r.end - a][:PREFIX_TAIL + 1]
         reach = [i for i in inside if words[i][0] < r.end - a] + tail
