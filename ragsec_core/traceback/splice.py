@@ -84,9 +84,10 @@ def _run_start(text: str, words: list[tuple[int, int, str]], i: int) -> int:
 def region(text: str, seed: Span, anchor: str, query: str) -> Span:
     """The planted block around the claim. The claim sentence is the sentence of this chunk that states
     the event string and shares most words with the query (a benign host may name the answer too). The
-    block starts at the bait that opens the claim (`_bait_start`); without bait it is the unbroken run of
-    sentences around the claim that state the event string. It ends after that run, takes one sentence
-    that mostly repeats the query, and keyword salad on either side (`_salad_after`, `_salad_before`).
+    block starts at the bait that opens the claim (`_bait_start`), else at the claim sentence itself: an
+    earlier sentence that also states the event string is as often the host's own mention. It ends after
+    the unbroken run of sentences from the claim on that state the event string, takes one sentence that
+    mostly repeats the query, and keyword salad on either side (`_salad_after`, `_salad_before`).
     Without a sentence that states the event string, the block grows from the sentence that holds `seed`
     (the replay's causal span)."""
     sents = sentence_spans(text)
@@ -99,13 +100,7 @@ def region(text: str, seed: Span, anchor: str, query: str) -> Span:
     hi = start
     while hi + 1 in claims:
         hi += 1
-    runs = bait_runs(text, query)
-    begin, kind = _bait_start(text, sents, start, query, runs)
-    if kind == "none":  # no bait: the block runs back over the sentences that state the event string
-        lo = start
-        while lo - 1 in claims:
-            lo -= 1
-        begin, _ = _bait_start(text, sents, lo, query, runs)
+    begin, _ = _bait_start(text, sents, start, query, bait_runs(text, query))
     if hi + 1 < len(sents) and is_query_bait(texts[hi + 1], query):
         hi += 1
     hi = _salad_after(texts, hi)
