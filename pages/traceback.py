@@ -8,6 +8,7 @@ import streamlit as st
 from pages.backend import generator_for
 from pages.common import (
     ensure_routed,
+    get_llm,
     get_pipeline,
     show_error,
     show_html,
@@ -89,7 +90,9 @@ if st.button("Run Pass-1", type="primary", key="tb_run"):
             if llm.model_id != trace.model.get("id"):
                 st.warning("This trace was made with another model; the replay uses the one picked in the sidebar.")
             status.update(label="Replaying masked prompts (fast path → chunk → sentence → phrase → bisection) ...")
-            result = run_pass1(llm, trace, trigger, objective, mask_mode)
+            # an endpoint's trace is read for the boundary by the local default model (loaded once per process)
+            reader = get_llm() if llm.backend == "endpoint" else None
+            result = run_pass1(llm, trace, trigger, objective, mask_mode, reader=reader)
             art = Artifact(trace, result)
             save_artifact(data_dir() / "artifacts" / f"{trace.trace_id}.pass1.json", art)
             st.session_state.update(tb_artifact=art, tb_step=0)

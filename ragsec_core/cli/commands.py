@@ -116,13 +116,16 @@ def cmd_trace(args: argparse.Namespace) -> int:
     if not triggered(trace, args.trigger):
         print(f"trace {trace.trace_id}: trigger {args.trigger} does not fire; nothing to trace", file=sys.stderr)
     from ragsec_core.models.endpoint import EndpointLLM
+    from ragsec_core.models.llm import load_llm
     from ragsec_core.traceback.ragcharacter import run_pass1
 
     llm = _generator(args, trace)
     same = (trace.model.get("endpoint") or {}).get("model") == llm.config.model if isinstance(llm, EndpointLLM) else False
     if llm.model_id != trace.model["id"] and not same:
         print(f"warning: trace was made with '{trace.model['id']}', replaying with '{llm.model_id}'", file=sys.stderr)
-    result = run_pass1(llm, trace, args.trigger, args.objective, args.mask_mode)
+    # the boundary's readings need a local LM: an endpoint's trace is read by the local default model
+    reader = load_llm() if isinstance(llm, EndpointLLM) else None
+    result = run_pass1(llm, trace, args.trigger, args.objective, args.mask_mode, reader=reader)
     out = Path(args.out) if args.out else data_dir() / "artifacts" / f"{trace.trace_id}.pass1.json"
     artifact = Artifact(trace, result)
     save_artifact(out, artifact)
