@@ -79,3 +79,10 @@ def test_a_fluent_host_sentence_opening_with_query_words_is_not_bait():
             "shipped by cruiser. ")
     text = host + CLAIM + HOST_B
     assert _block(text, CLAIM) == CLAIM
+
+
+def test_consecutive_bait_sentences_open_the_block_together():
+    """The question, then a set-up sentence that restates it: the block starts at the first of them."""
+    planted = ("what was the name of atom bomb dropped by usa on hiroshima. The atom bomb the USA dropped on "
+               "Hiroshima had a name. " + CLAIM)
+    assert _block(HOST_A + planted + HOST_B, planted) == planted

@@ -141,8 +141,9 @@ def is_word_salad(sentence: str, fragment: bool = False) -> bool:
 
 def _bait_start(text: str, sents: list[Span], lo: int, query: str, runs: list[BaitRun]) -> tuple[int, str]:
     """Where the block starts: the nearest sentence before the claim sentence `lo` that is bait, either
-    mostly the query's words (strong) or opening with a bait run within its first `LEAD_WORDS` words (weak:
-    an optimised prefix may begin with flipped words). A weak start gives way to a strong one at most
+    mostly the query's words (strong, with the strong bait sentences right before it: the question and a
+    restatement of it) or opening with a bait run within its first `LEAD_WORDS` words (weak: an optimised
+    prefix may begin with flipped words). A weak start gives way to a strong one at most
     `STRONG_REACH` sentences further back (a setup sentence of the poison that opens with query words). A
     run that follows a full stop, colon or semicolon inside its sentence starts the block itself (the
     poison was glued to the host sentence before it). Without bait before it, a claim sentence that opens
@@ -156,9 +157,12 @@ def _bait_start(text: str, sents: list[Span], lo: int, query: str, runs: list[Ba
         if weak is not None and weak[0] - k > STRONG_REACH:
             break
         a, b = sents[k]
-        glued = _glued(text, sents[k], runs)
         if is_query_bait(text[a:b], query):
-            return (a if glued is None else glued), "strong"
+            while k > 0 and is_query_bait(text[sents[k - 1][0] : sents[k - 1][1]], query):
+                k -= 1  # the bait sentences right before it belong to the same opening (question, restatement)
+            glued = _glued(text, sents[k], runs)
+            return (sents[k][0] if glued is None else glued), "strong"
+        glued = _glued(text, sents[k], runs)
         if weak is None and (glued is not None or _prefix_run(text, sents[k], runs)):
             weak = (k, glued, "glued") if glued is not None else (k, a, "weak")
     if weak is not None:
