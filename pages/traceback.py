@@ -105,7 +105,7 @@ if art is None or art.trace.trace_id != trace.trace_id:
     st.stop()
 
 # Imported only once there is an artifact to show (the page's first screens stay light).
-from ragsec_core.traceback.artifact import access_line, cost_summary, prompt_window, steps  # noqa: E402
+from ragsec_core.traceback.artifact import access_line, boundary_line, cost_summary, prompt_window, steps  # noqa: E402
 from ragsec_core.views.report import chunk_marks, report_html, step_marks  # noqa: E402
 
 res = art.pass1
@@ -133,7 +133,7 @@ cc[0].metric("Replays", cost["tests"])
 cc[1].metric("Model calls", cost["model_calls"])
 cc[2].metric("Forward-pass equivalents", cost["forward_pass_equivalents"])
 cc[3].metric("Time", f"{cost['total_ms'] / 1000:.1f} s")
-st.caption(f"Replayed on: {access_line(res)}")
+st.caption(f"Replayed on: {access_line(res)} · boundary: {boundary_line(res)}")
 if res.usage:  # black-box: what the endpoint was sent
     ec = st.columns(4)
     ec[0].metric("Endpoint requests", res.usage.get("requests", 0))

@@ -36,7 +36,7 @@ def print_trace(trace: Trace) -> None:
 
 
 def print_pass1(res: TracebackResult) -> None:
-    from ragsec_core.traceback.artifact import access_line, cost_line
+    from ragsec_core.traceback.artifact import access_line, boundary_line, cost_line
 
     print(f"Trace {res.trace_id}: trigger {res.trigger} {'fired' if res.triggered else 'did not fire'}")
     print(f"Original answer:  {visible(res.original_answer)}")
@@ -49,4 +49,5 @@ def print_pass1(res: TracebackResult) -> None:
         print(f"  answer with the mask: {visible(r.answer_after)}")
     print(f"Sanitised answer: {visible(res.final_answer)}  ({'event gone' if res.resolved else 'event persists'})")
     print(f"Replayed on: {access_line(res)}")
+    print(f"Boundary: {boundary_line(res)}")
     print(f"Cost: {cost_line(res)}")

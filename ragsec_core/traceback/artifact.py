@@ -122,6 +122,13 @@ def cost_line(result: TracebackResult) -> str:
     return line
 
 
+def boundary_line(result: TracebackResult) -> str:
+    """What drew the reported spans: the textual rule alone, or with the local LM's readings."""
+    if not result.reader:
+        return "textual rule (no local model read the chunks)"
+    return f"textual rule + {len(result.cohesion)} readings by {result.reader}"
+
+
 def access_line(result: TracebackResult) -> str:
     """How the replays reached the model: white-box in process, or black-box over an endpoint."""
     if result.backend == "endpoint":

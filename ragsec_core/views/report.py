@@ -14,7 +14,7 @@ from ragsec_core._util.atomic import write_text_atomic
 from ragsec_core._util.text import html_visible
 from ragsec_core.data.spans import apply_masks
 from ragsec_core.data.trace import Trace
-from ragsec_core.traceback.artifact import Artifact, Step, access_line, cost_line, prompt_window, steps
+from ragsec_core.traceback.artifact import Artifact, Step, access_line, boundary_line, cost_line, prompt_window, steps
 from ragsec_core.traceback.result import TracebackResult
 from ragsec_core.views.highlight import Mark, highlight_html, legend_html, page_html
 
@@ -57,6 +57,7 @@ def _summary(a: Artifact) -> str:
         ["Original answer", _h(r.original_answer)],
         ["Sanitised answer", _h(r.final_answer) + (" <b>(event gone)</b>" if r.resolved else " <b>(event persists)</b>")],
         ["Replayed on", _h(access_line(r))],
+        ["Boundary drawn by", _h(boundary_line(r))],
         ["Cost", _h(cost_line(r))],
     ]
     return "<h2>Summary</h2>" + _table(["", ""], rows)
