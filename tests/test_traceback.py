@@ -67,12 +67,13 @@ def test_multi_poison_search_path_and_budgets(llm, pipeline):
 
 
 def test_multi_holder_fast_path_masks_the_planted_copies_jointly(llm, pipeline):
-    """Three planted copies of one false fact: masking the first alone fails, the joint mask succeeds, and
-    one replay checks that the masks of the holders the text marks as planted suffice (instead of pruning
-    every holder in turn, a replay each)."""
+    """Three planted copies of one false fact: the text marks them as planted, so the joint mask goes first
+    (masking one copy alone cannot remove the event) and succeeds, and one replay checks that the masks of
+    the marked holders suffice (instead of pruning every holder in turn, a replay each)."""
     trace = pipeline("general", "multi").ask("What is the capital of Australia?")
     res = run_pass1(llm, trace)
     stages = [t.stage for t in res.tests]
+    assert stages[0] == "fast_path_multi" and "fast_path" not in stages
     joint = next(t for t in res.tests if t.stage == "fast_path_multi")
     assert res.rounds[0].path == "fast_path_multi" and res.resolved, stages
     text = text_verdict(trace, res.rounds[0].anchor)
@@ -92,10 +93,11 @@ def test_multi_holder_fast_path_masks_the_planted_copies_jointly(llm, pipeline):
         _round_trips(trace, rec)
         assert any(overlaps(tuple(rec.prompt), g) for g in gold) or not trace.hits[rec.hit].poison_spans
     assert trace.labels.target.lower() not in res.final_answer.lower()
-    # a query whose words the poisons do not repeat: the text marks nothing, so each holder is pruned in turn
+    # a query whose words the poisons do not repeat: the text marks nothing, so the paper's one-holder fast
+    # path goes first, fails, the joint mask succeeds and each holder is pruned in turn
     unmarked = replace(trace, query="Where is it?")
-    again = run_pass1(llm, unmarked)
-    assert [t.stage for t in again.tests].count("prune") == len(joint.spans) and again.resolved
+    again = [t.stage for t in run_pass1(llm, unmarked).tests]
+    assert again[:2] == ["fast_path", "fast_path_multi"] and again.count("prune") == len(joint.spans)
 
 
 def test_replay_engine_matches_plain_generation(llm, bastion):

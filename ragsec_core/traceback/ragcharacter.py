@@ -52,10 +52,10 @@ class Budgets:
     max_rounds: int = 3
     early_stop: bool = True  # stop chunk, sentence and phrase screening at the first successful mask
     # Our extension for several poisons (PoisonedRAG's P = 5): when masking the first answer-holding
-    # chunk alone fails, mask the answer in every holding chunk in one replay and report them all, then
-    # drop holders whose mask is not needed (one replay each); after a one-mask success, other holders
-    # that restore the event on their own are reported too (one replay each). False keeps the paper's
-    # single-holder fast path.
+    # chunk alone fails (or the text marks two or more holders as planted copies), mask the answer in every
+    # holding chunk in one replay and report them all, keeping in the causal set the masks the event needs;
+    # after a one-mask success, other holders that restore the event on their own are reported too (one
+    # replay each). False keeps the paper's single-holder fast path.
     multi_holder: bool = True
     # Our extension: before the search, one replay masks every chunk that states the event string; if the
     # event survives, the round stops ("persists": no mask in the context removes it). False runs the
@@ -227,22 +227,31 @@ class Pass1:
         return local_masks(self.trace, hit, self.masks if masks is None else masks)
 
     def _fast_path(self) -> tuple[str, list[int], list[SpanRecord]] | None:
-        """(path, the hits the replays implicated, the causal masks), or None when no fast path succeeds."""
+        """(path, the hits the replays implicated, the causal masks), or None when no fast path succeeds.
+        When the text already marks two or more holders as planted copies (`boundary.text_verdict`), the
+        joint mask goes first: masking one of several copies alone cannot remove the event."""
         holders = [i for i in self._used_live() if contains_norm(self.trace.hits[i].text, self._anchor)]
         spans = [(i, sp) for i in holders if (sp := self._anchor_span(i)) is not None]
         if not spans or spans[0][0] != holders[0]:  # the first holder's answer is gone (masked earlier)
             return None
+        copies = sum(bool(text_verdict(self.trace, self._anchor).get(i)) for i, _ in spans)
+        if self.b.multi_holder and copies >= 2:
+            return self._joint(spans)
         rec = self.record(*spans[0])
         if self.test("fast_path", [rec]).success:
             extra = self._sufficient(spans, rec.hit) if self.b.multi_holder else []
             return "fast_path", [i for i, _ in spans[:1] + extra], [rec]
         if not self.b.multi_holder or len(spans) < 2:
             return None
+        return self._joint(spans)
+
+    def _joint(self, spans: list[tuple[int, Span]]) -> tuple[str, list[int], list[SpanRecord]] | None:
+        """The multi-holder fast path: the rule's span masked in every holder in one replay. The joint mask
+        is the evidence: every holder in it is part of the joint cause and is reported; the causal set
+        keeps only the masks the event needs (`_causal_set`)."""
         recs = [self.record(i, sp) for i, sp in spans]
         if not self.test("fast_path_multi", recs).success:
             return None
-        # The joint mask is the evidence: every holder in it is part of the joint cause and is reported;
-        # the causal set keeps only the masks the event needs.
         return "fast_path_multi", [i for i, _ in spans], self._causal_set(recs)
 
     def _anchor_span(self, hit: int) -> Span | None:
