@@ -50,7 +50,7 @@ def test_planted_poison_is_traced_to_its_characters_and_the_replay_loses_the_eve
 def test_multi_poison_search_path_and_budgets(llm, pipeline):
     trace = pipeline("general", "multi").ask("What is the capital of Australia?")
     assert trace.signals.par, trace.answer
-    res = run_pass1(llm, trace, budgets=Budgets(max_rounds=2, multi_holder=False))
+    res = run_pass1(llm, trace, budgets=Budgets(max_rounds=2, multi_holder=False, block_mask=False))
     assert 1 <= len(res.rounds) <= 2 and res.rounds[0].path in ("search", "fallback_chunk")
     by_stage = {}
     for t in res.tests:
@@ -98,6 +98,26 @@ def test_multi_holder_fast_path_masks_the_planted_copies_jointly(llm, pipeline):
     unmarked = replace(trace, query="Where is it?")
     again = [t.stage for t in run_pass1(llm, unmarked).tests]
     assert again[:2] == ["fast_path", "fast_path_multi"] and again.count("prune") == len(joint.spans)
+
+
+def test_block_mask_spares_the_search_when_the_text_marks_the_copies(llm, pipeline):
+    """Three planted copies, and only the paper's one-holder fast path: masking one copy's answer fails.
+    The text marks the copies as planted, so one replay masks their planted blocks together before any
+    chunk screening; the event goes, the round ends there, and the blocks are its causal masks."""
+    trace = pipeline("general", "multi").ask("What is the capital of Australia?")
+    res = run_pass1(llm, trace, budgets=Budgets(multi_holder=False))
+    stages = [t.stage for t in res.tests]
+    assert stages[:2] == ["fast_path", "block"] and not res.tests[0].success, stages
+    rnd = res.rounds[0]
+    assert rnd.path == "block" and rnd.resolved and "chunk" not in stages
+    planted = {h for h, v in text_verdict(trace, rnd.anchor).items() if v}
+    assert {c.hit for c in rnd.causal} == set(rnd.implicated) == planted and len(planted) >= 2
+    gold = _gold_prompt_spans(trace)
+    for c in rnd.causal:
+        _round_trips(trace, c)
+        assert any(overlaps(tuple(c.prompt), g) for g in gold) and trace.labels.target in c.text
+    assert {a.hit for a in res.attribution} == planted
+    assert res.model_calls == 2  # the fast path and the block (the final replay is the block's, memoised)
 
 
 def test_replay_engine_matches_plain_generation(llm, bastion):

@@ -31,7 +31,7 @@ from ragsec_core.models.endpoint_replay import EndpointReplayEngine
 from ragsec_core.models.llm import LLM, GenerationSettings
 from ragsec_core.models.options import DEFAULT_BACKEND, INFLUENCE_OF
 from ragsec_core.models.replay import NaiveReplayEngine, ReplayEngine
-from ragsec_core.traceback.boundary import attribute_rounds, local_masks, seed_span, span_record, text_verdict
+from ragsec_core.traceback.boundary import attribute_hit, attribute_rounds, local_masks, seed_span, span_record, text_verdict
 from ragsec_core.traceback.cohesion import Evidence, LiveEvidence
 from ragsec_core.traceback.options import DEFAULT_OBJECTIVE, OBJECTIVES
 from ragsec_core.traceback.result import Round, SpanRecord, Test, TracebackResult
@@ -61,6 +61,10 @@ class Budgets:
     # event survives, the round stops ("persists": no mask in the context removes it). False runs the
     # paper's search whatever the cost.
     context_check: bool = True
+    # Our extension: when the fast path fails and the text marks holders as planted, one replay masks
+    # their planted blocks (the boundary's textual rule) before the search; if the event goes, the round
+    # ends there ("block"). False goes straight to the search.
+    block_mask: bool = True
     # Round 0 reuses the Pass-0 answer and signals instead of a baseline call (§4.3); True replays the
     # unmasked prompt too, to check that it reproduces the logged answer and to anchor influence at
     # the drop from the unmasked log-probability.
@@ -298,6 +302,9 @@ class Pass1:
     def _search(self) -> tuple[str, list[int], list[SpanRecord]]:
         live = self._used_live()
         holders = [i for i in live if contains_norm(self.trace.hits[i].text, self._anchor)]
+        block = self._block(holders) if self.b.block_mask else None
+        if block is not None:
+            return "block", [r.hit for r in block], block
         if holders and self.b.context_check and not self._removable(holders):
             return "persists", [], []  # what the text marks as planted is still reported (`boundary.implicated`)
         scored = []
@@ -340,6 +347,18 @@ class Pass1:
                 return "fallback_chunk", [hit], [self.record(hit, (0, len(text)))]
             seed, seed_out = best
         return "search", [hit], [self.record(hit, self._bisect(hit, seed, seed_out))]
+
+    def _block(self, holders: list[int]) -> list[SpanRecord] | None:
+        """One replay with the planted block of every holder the text marks as a planted claim masked
+        (`boundary.attribute_hit` from the text alone): the answer string masked alone was not enough (a
+        poison restates its claim in other words), and the block is the hypothesis the boundary reports
+        anyway. Its masks are the round's causal set when the event goes; None otherwise (the search runs)."""
+        text = text_verdict(self.trace, self._anchor)
+        planted = [i for i in holders if text.get(i) and self._anchor_span(i) is not None]
+        if not planted:
+            return None
+        blocks = [attribute_hit(self.trace, i, self._anchor, self.masks, None, Evidence()) for i in planted]
+        return blocks if self.test("block", blocks).success else None
 
     def _removable(self, holders: list[int]) -> bool:
         """One replay with every chunk that states the event string masked whole: if the event survives

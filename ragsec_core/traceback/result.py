@@ -27,7 +27,7 @@ class SpanRecord:
 @dataclass
 class Test:
     round: int
-    stage: str  # fast_path | fast_path_multi | prune | sufficiency | context | chunk | sentence | phrase | bisect | final
+    stage: str  # fast_path | fast_path_multi | prune | sufficiency | block | context | chunk | sentence | phrase | bisect | final
     spans: list[SpanRecord]  # what this test masked (on top of earlier rounds' masks)
     answer: str
     influence: float  # drop in the influence signal (INFLUENCES); for logprob: drop in mean log-prob of the round's event answer (round 0 without a baseline: -mean log-prob)
@@ -41,7 +41,7 @@ class Round:
     index: int
     event_answer: str
     anchor: str
-    path: str  # fast_path | fast_path_multi | search | fallback_chunk | persists (no mask in the context removes it)
+    path: str  # fast_path | fast_path_multi | block | search | fallback_chunk | persists (no mask in the context removes it)
     attribution: list[SpanRecord]  # the round's reported spans (`boundary.attribute_rounds`), one per chunk
     causal: list[SpanRecord]
     answer_after: str
