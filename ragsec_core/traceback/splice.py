@@ -45,7 +45,7 @@ def bait_runs(text: str, query: str) -> list[BaitRun]:
     q = set(tokenize(query))
     if not q:
         return []
-    need = min(len(q), max(3, math.ceil(BAIT_SHARE * len(q))))
+    need = _bait_need(q)
     words = word_spans(text)
     runs: list[BaitRun] = []
     i = 0
@@ -201,20 +201,39 @@ def _glued(text: str, sent: Span, runs: list[BaitRun]) -> int | None:
 
 def query_targeted(text: str, anchor: str, query: str) -> bool:
     """The chunk states the event string as the answer to a restated query (a bait run within
-    `ANSWER_REACH` words of the event string: "the capital of Australia is Sydney") or in a block that
-    opens with strong or glued bait: the construction of a query-targeted poison, which a benign passage
-    that happens to name the answer lacks."""
+    `ANSWER_REACH` words of the event string: "the capital of Australia is Sydney"), in a block that
+    opens with strong or glued bait, or next to keyword stuffing made of the query's words
+    (`_stuffed`): the construction of a query-targeted poison, which a benign passage that happens to
+    name the answer lacks."""
     sents = sentence_spans(text)
+    texts = [text[a:b] for a, b in sents]
     runs = bait_runs(text, query)
     for k, (a, b) in enumerate(sents):
-        if not contains_norm(text[a:b], anchor):
+        if not contains_norm(texts[k], anchor):
             continue
-        hits = find_ci(text[a:b], anchor)
+        hits = find_ci(texts[k], anchor)
         if any(_words_between(text, r, (a + x, a + y)) <= ANSWER_REACH for r in runs if a <= r.start < b for x, y in hits):
             return True
-        if _bait_start(text, sents, k, query, runs)[1] in ("strong", "glued"):
+        if _bait_start(text, sents, k, query, runs)[1] in ("strong", "glued") or _stuffed(texts, k, query):
             return True
     return False
+
+
+def _stuffed(texts: list[str], k: int, query: str) -> bool:
+    """Keyword salad right around the claim sentence `k` (before it, or within `SALAD_REACH` sentences
+    after it, as `region` takes it in) whose words hold `BAIT_SHARE` of the query's content words:
+    stuffing aimed at this query. Written text, a host's lists included, keeps its function words."""
+    q = set(tokenize(query))
+    after = _salad_after(texts, k)
+    before = _salad_before(texts, k)
+    salad = texts[before:k] + (texts[k + 1 : after + 1] if after > k else [])
+    seen = {w for t in salad if is_word_salad(t, fragment=True) for w in tokenize(t)} & q
+    return bool(q) and len(seen) >= _bait_need(q)
+
+
+def _bait_need(q: set[str]) -> int:
+    """How many of the query's distinct content words bait holds: `BAIT_SHARE` of them, three at least."""
+    return min(len(q), max(3, math.ceil(BAIT_SHARE * len(q))))
 
 
 def _words_between(text: str, run: BaitRun, answer: Span) -> int:
