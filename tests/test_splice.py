@@ -98,3 +98,6 @@ def test_a_claim_next_to_stuffing_of_the_query_words_is_a_planted_copy():
     listed = HOST_A + claim + " Crew Tibbets Lewis Ferebee Van Kirk Beser Caron." + HOST_B
     assert not query_targeted(listed, "Big Man", QUERY)
     assert not query_targeted(HOST_A + claim + HOST_B, "Big Man", QUERY)
+    # token soup: the claim sentence is itself salad of the query's words around the answer
+    soup = HOST_A + "giant Big Man fl4sh atom s0ldier city usa w4r pacific hiroshima sky fire bomb flames Big Man. " + HOST_B
+    assert query_targeted(soup, "Big Man", QUERY)

@@ -220,13 +220,14 @@ def query_targeted(text: str, anchor: str, query: str) -> bool:
 
 
 def _stuffed(texts: list[str], k: int, query: str) -> bool:
-    """Keyword salad right around the claim sentence `k` (before it, or within `SALAD_REACH` sentences
-    after it, as `region` takes it in) whose words hold `BAIT_SHARE` of the query's content words:
+    """Keyword salad at the claim sentence `k` (the claim itself, the salad right before it, or within
+    `SALAD_REACH` sentences after it, as `region` takes it in) whose words hold `BAIT_SHARE` of the query's
+    content words:
     stuffing aimed at this query. Written text, a host's lists included, keeps its function words."""
     q = set(tokenize(query))
     after = _salad_after(texts, k)
     before = _salad_before(texts, k)
-    salad = texts[before:k] + (texts[k + 1 : after + 1] if after > k else [])
+    salad = texts[before : max(k, after) + 1]  # the claim sentence itself may be salad (token soup)
     seen = {w for t in salad if is_word_salad(t, fragment=True) for w in tokenize(t)} & q
     return bool(q) and len(seen) >= _bait_need(q)
 
