@@ -13,9 +13,9 @@ from ragsec_core._util.paths import shared_data_dir
 # bait-noise: the adversarial text, then query keywords and related corpus words shuffled into
 # non-sentences; blind: RAGDefender's LLM-written misleading article; garag: RAGDefender's typo-perturbed
 # copy of the clean passage, replacing it (gold: the sentences that differ); soup: an obfuscated token soup
-# of the claim's and the question's words around the false answer, no sentences at all (a held-out
-# check: built once, tuned to nothing). blind and garag read RAGDefender's files (--data blind_nq.json,
-# labels from target_queries_nq.json beside it).
+# of the claim's and the question's words around the false answer, no sentences at all (built once as a
+# held-out check, tuned to nothing; the boundary's stuffing rule reads it since its first run). blind and
+# garag read RAGDefender's files (--data blind_nq.json, labels from target_queries_nq.json beside it).
 PLANT_MODES = ("embedded", "standalone")
 ATTACK_FORMS = ("black", "text", "hotflip", "bait-noise", "blind", "garag", "soup")
 

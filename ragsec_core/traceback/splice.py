@@ -222,8 +222,8 @@ def query_targeted(text: str, anchor: str, query: str) -> bool:
 def _stuffed(texts: list[str], k: int, query: str) -> bool:
     """Keyword salad at the claim sentence `k` (the claim itself, the salad right before it, or within
     `SALAD_REACH` sentences after it, as `region` takes it in) whose words hold `BAIT_SHARE` of the query's
-    content words:
-    stuffing aimed at this query. Written text, a host's lists included, keeps its function words."""
+    content words: stuffing aimed at this query. Written text, a host's lists included, keeps its function
+    words."""
     q = set(tokenize(query))
     after = _salad_after(texts, k)
     before = _salad_before(texts, k)
