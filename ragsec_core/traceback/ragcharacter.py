@@ -112,6 +112,7 @@ class Pass1:
         self._round = 0
         self._ref = trace.answer
         self._base_lp = 0.0
+        self._verdict: dict[int, bool | None] = {}  # the round's textual verdict (`_run_round`)
 
     # ------------------------------------------------------------ coordinates and tests
     def record(self, hit: int, local: Span) -> SpanRecord:
@@ -204,6 +205,9 @@ class Pass1:
     def _run_round(self, answer: str) -> Round:
         self._ref = answer
         self._anchor = self._event_anchor(answer)
+        # what the text says of each answer holder (`boundary.text_verdict`): read once per round, it decides
+        # which replays the fast path, the causal set, the sufficiency checks and the block mask spend
+        self._verdict = text_verdict(self.trace, self._anchor)
         reproduced: bool | None = None
         self._base_lp = 0.0
         if self._round > 0 or self.b.baseline_replay:  # later rounds: the previous final test, memoised
@@ -238,7 +242,7 @@ class Pass1:
         spans = [(i, sp) for i in holders if (sp := self._anchor_span(i)) is not None]
         if not spans or spans[0][0] != holders[0]:  # the first holder's answer is gone (masked earlier)
             return None
-        copies = sum(bool(text_verdict(self.trace, self._anchor).get(i)) for i, _ in spans)
+        copies = sum(bool(self._verdict.get(i)) for i, _ in spans)
         if self.b.multi_holder and copies >= 2:
             return self._joint(spans)
         rec = self.record(*spans[0])
@@ -267,8 +271,7 @@ class Pass1:
         planted (`boundary.text_verdict`), one replay checks that their masks alone suffice; all of them
         planted, or the check failing, keeps the joint mask. Without such evidence every holder is pruned
         in turn (`_prune`), one replay each."""
-        text = text_verdict(self.trace, self._anchor)
-        planted = [r for r in recs if text.get(r.hit)]
+        planted = [r for r in recs if self._verdict.get(r.hit)]
         if not planted:
             return self._prune(recs)
         if len(planted) < len(recs) and self.test("prune", planted).success:
@@ -291,9 +294,8 @@ class Pass1:
         answer string does not restore the event alone and is left out. A holder the text already decides
         (`boundary.text_verdict`: reported as a copy, or ruled out) gets no replay."""
         out = []
-        text = text_verdict(self.trace, self._anchor)  # what the text already decides needs no replay
         for i, sp in spans:
-            if i != masked and text.get(i) is None:
+            if i != masked and self._verdict.get(i) is None:  # what the text already decides needs no replay
                 others = [self.record(j, s) for j, s in spans if j != i]
                 if not self.test("sufficiency", others).success:
                     out.append((i, sp))
@@ -353,8 +355,7 @@ class Pass1:
         (`boundary.attribute_hit` from the text alone): the answer string masked alone was not enough (a
         poison restates its claim in other words), and the block is the hypothesis the boundary reports
         anyway. Its masks are the round's causal set when the event goes; None otherwise (the search runs)."""
-        text = text_verdict(self.trace, self._anchor)
-        planted = [i for i in holders if text.get(i) and self._anchor_span(i) is not None]
+        planted = [i for i in holders if self._verdict.get(i) and self._anchor_span(i) is not None]
         if not planted:
             return None
         blocks = [attribute_hit(self.trace, i, self._anchor, self.masks, None, Evidence()) for i in planted]

@@ -225,9 +225,7 @@ def _stuffed(texts: list[str], k: int, query: str) -> bool:
     content words: stuffing aimed at this query. Written text, a host's lists included, keeps its function
     words."""
     q = set(tokenize(query))
-    after = _salad_after(texts, k)
-    before = _salad_before(texts, k)
-    salad = texts[before : max(k, after) + 1]  # the claim sentence itself may be salad (token soup)
+    salad = texts[_salad_before(texts, k) : _salad_after(texts, k) + 1]  # the claim itself may be salad (soup)
     seen = {w for t in salad if is_word_salad(t, fragment=True) for w in tokenize(t)} & q
     return bool(q) and len(seen) >= _bait_need(q)
 
