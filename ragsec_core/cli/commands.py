@@ -113,7 +113,8 @@ def cmd_trace(args: argparse.Namespace) -> int:
 
     check_model_args(args)
     trace = open_store(args).get(args.trace_id)
-    if not triggered(trace, args.trigger):
+    fires = triggered(trace, args.trigger)
+    if not fires:
         print(f"trace {trace.trace_id}: trigger {args.trigger} does not fire; nothing to trace", file=sys.stderr)
     from ragsec_core.models.endpoint import EndpointLLM
     from ragsec_core.models.llm import load_llm
@@ -124,7 +125,8 @@ def cmd_trace(args: argparse.Namespace) -> int:
     if llm.model_id != trace.model["id"] and not same:
         print(f"warning: trace was made with '{trace.model['id']}', replaying with '{llm.model_id}'", file=sys.stderr)
     # the boundary's readings need a local LM: an endpoint's trace is read by the local default model
-    reader = load_llm() if isinstance(llm, EndpointLLM) else None
+    # (loaded only when Pass-1 will run: an untriggered trace reads nothing)
+    reader = load_llm() if isinstance(llm, EndpointLLM) and fires else None
     result = run_pass1(llm, trace, args.trigger, args.objective, args.mask_mode, reader=reader)
     out = Path(args.out) if args.out else data_dir() / "artifacts" / f"{trace.trace_id}.pass1.json"
     artifact = Artifact(trace, result)
