@@ -104,6 +104,17 @@ def test_answer_occurrences_are_whole_words():
     assert attribution_span("Released in 2015.", "5") is None
 
 
+def test_small_numbers_match_in_digits_or_words():
+    """An answer "2" is stated by "two seasons" (as `normalize` already reads it for the event signals), so
+    the rule that finds the answer's characters agrees with the rule that said the chunk holds it."""
+    t = "It ran for two seasons in 2012; Twelve episodes, then 12 more."
+    assert find_ci(t, "2") == [(11, 14)]
+    assert find_ci(t, "two seasons") == find_ci(t, "2 seasons") == [(11, 22)]
+    assert find_ci(t, "12") == [(32, 38), (54, 56)] and find_ci(t, "twelve") == find_ci(t, "12")
+    assert find_ci("one of the seasons", "1") == []  # "one" stays a word
+    assert attribution_span(t, "2") == (11, 14)
+
+
 def test_growth_covers_bait_setup_and_claim_but_not_the_host():
     """The planted block sits inside host text that also names the answer (once inside a citation)."""
     from ragsec_core.traceback.splice import region

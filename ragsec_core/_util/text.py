@@ -50,6 +50,14 @@ STOPWORDS = frozenset(
 )
 
 
+# Small numbers written as words, by the digits they stand for: matching reads "two seasons" as stating the
+# answer "2" ("one" stays a word: as a pronoun it is far commoner than the number).
+NUMBER_WORDS = {w: str(i) for i, w in enumerate(
+    "zero - two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty".split()) if w != "-"}
+DIGIT_WORDS = {d: w for w, d in NUMBER_WORDS.items()}
+
+
 # Words that open an English clause besides the stopwords' articles, pronouns and prepositions: capitalised
 # in the middle of a sentence, after a word and no full stop, one marks a seam where text was glued on.
 CLAUSE_OPENERS = STOPWORDS | frozenset(

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from ragsec_core._util.text import CLAUSE_OPENERS, tokenize
+from ragsec_core._util.text import CLAUSE_OPENERS, DIGIT_WORDS, NUMBER_WORDS, tokenize
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -121,12 +121,23 @@ def contains_ci(text: str, needle: str) -> bool:
 
 
 def find_ci(text: str, needle: str) -> list[Span]:
-    """Case-insensitive occurrences of `needle` as whole words: '5' is not found inside '2015'."""
+    """Case-insensitive occurrences of `needle` as whole words: '5' is not found inside '2015'. A small
+    number matches in digits or in words ('2' finds "two seasons"), as `trace.normalize` reads them, so
+    every rule that finds an answer agrees with the rule that decided the text holds it."""
     n = needle.strip()
     if not n:
         return []
-    pattern = ("(?<!\\w)" if n[0].isalnum() else "") + re.escape(n) + ("(?!\\w)" if n[-1].isalnum() else "")
+    pattern = ("(?<!\\w)" if n[0].isalnum() else "") + _number_twins(n) + ("(?!\\w)" if n[-1].isalnum() else "")
     return [(m.start(), m.end()) for m in re.finditer(pattern, text, flags=re.IGNORECASE)]
+
+
+def _number_twins(needle: str) -> str:
+    """A regex for `needle` in which each whole-word small number also matches its twin (digits, word)."""
+    out = []
+    for piece in re.split(r"(\w+)", needle):
+        twin = NUMBER_WORDS.get(piece.lower()) or DIGIT_WORDS.get(piece)
+        out.append(f"(?:{re.escape(piece)}|{twin})" if twin else re.escape(piece))
+    return "".join(out)
 
 
 def query_share(sentence: str, query: str) -> float:

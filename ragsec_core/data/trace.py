@@ -28,6 +28,7 @@ from typing import Any
 
 from ragsec_core._util.atomic import append_line_atomic
 from ragsec_core._util.errors import RagsecError
+from ragsec_core._util.text import NUMBER_WORDS
 
 SCHEMA_VERSION = 2
 READABLE_VERSIONS = (1, 2)  # v1 records are read as v2 with the new fields' defaults
@@ -157,11 +158,7 @@ def now_iso() -> str:
 _ABSTAIN = re.compile(r"\b(i don ?t know|do not know|cannot answer|can ?not be determined|no information|not (mentioned|provided|stated))\b")
 
 
-# ("one" stays a word: as a pronoun it is far commoner than the number)
-_NUMBER_WORDS = {w: str(i) for i, w in enumerate(
-    "zero - two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-    "seventeen eighteen nineteen twenty".split()) if w != "-"}
-_NUMBER_WORD = re.compile(r"\b(" + "|".join(_NUMBER_WORDS) + r")\b")
+_NUMBER_WORD = re.compile(r"\b(" + "|".join(NUMBER_WORDS) + r")\b")
 
 
 def normalize(text: str) -> str:
@@ -170,7 +167,7 @@ def normalize(text: str) -> str:
     t = unicodedata.normalize("NFKC", text).lower()
     t = re.sub(r"[^\w\s]", " ", t)
     t = re.sub(r"\b(a|an|the)\b", " ", t)
-    t = _NUMBER_WORD.sub(lambda m: _NUMBER_WORDS[m.group(1)], t)
+    t = _NUMBER_WORD.sub(lambda m: NUMBER_WORDS[m.group(1)], t)
     return " ".join(t.split())
 
 
