@@ -120,6 +120,32 @@ def test_block_mask_spares_the_search_when_the_text_marks_the_copies(llm, pipeli
     assert res.model_calls == 2  # the fast path and the block (the final replay is the block's, memoised)
 
 
+def test_a_round_that_finds_no_removing_mask_ends_the_run(llm, embedder):
+    """Three chunks state the same canary fact, and only the paper's one-holder fast path and search run:
+    masking any one chunk leaves the other two, so nothing short of the context check (every holder masked
+    whole) removes the event. The run stops after that round instead of masking its best guess and
+    searching again; the paper's later rounds cost replays and report no other chunk."""
+    from ragsec_core.data.corpus import Corpus, Document
+    from ragsec_core.data.trace import Labels
+    from ragsec_core.rag import Pipeline, build_retriever
+
+    fact = "The Orlen observatory keeps its star charts in Cobalt Hall"
+    docs = [Document("a", fact + "."), Document("b", fact + ", a vault."), Document("c", fact + ", the old vault."),
+            Document("d", "The Orlen observatory was founded in 1902 on a hill above the town of Brask."),
+            Document("e", "Its main telescope is a 60-centimetre refractor built in Munich.")]
+    corpus = Corpus("orlen", docs)
+    trace = Pipeline(corpus, build_retriever(corpus, embedder), llm).ask(
+        "Where does the Orlen observatory keep its star charts?", labels=Labels("o1", [], "Cobalt Hall"))
+    assert trace.signals.par and len(trace.signals.supporting) == 3, trace.answer
+    paper = Budgets(multi_holder=False, block_mask=False)
+    res = run_pass1(llm, trace, budgets=paper)
+    removed = [t.stage for t in res.tests if t.success and t.stage != "final"]
+    assert removed == ["context"] and len(res.rounds) == 1 and not res.resolved, [(t.stage, t.success) for t in res.tests]
+    longer = run_pass1(llm, trace, budgets=replace(paper, stop_unfound=False))
+    assert len(longer.rounds) > 1 and longer.model_calls > res.model_calls
+    assert {a.hit for a in res.attribution} == {a.hit for a in longer.attribution} == set(trace.signals.supporting)
+
+
 def test_replay_engine_matches_plain_generation(llm, bastion):
     engine = ReplayEngine(llm, bastion.prompt)
     blk = bastion.spans[0]

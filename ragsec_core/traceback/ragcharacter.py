@@ -65,6 +65,10 @@ class Budgets:
     # their planted blocks (the boundary's textual rule) before the search; if the event goes, the round
     # ends there ("block"). False goes straight to the search.
     block_mask: bool = True
+    # Our extension: a round whose search found no mask that removes the event (only the context check,
+    # which masks every holder whole, did: several chunks support it together) ends the run. The paper's
+    # next round would mask that round's best guess and repeat the same futile search (about 20 replays).
+    stop_unfound: bool = True
     # Round 0 reuses the Pass-0 answer and signals instead of a baseline call (§4.3); True replays the
     # unmasked prompt too, to check that it reproduces the logged answer and to anchor influence at
     # the drop from the unmasked log-probability.
@@ -155,7 +159,7 @@ class Pass1:
                 rnd = self._run_round(answer)
                 self.result.rounds.append(rnd)
                 answer = rnd.answer_after
-                if rnd.resolved or not rnd.causal:
+                if rnd.resolved or not rnd.causal or (self.b.stop_unfound and not self._found_mask(t)):
                     break
         res = self.result
         res.final_answer = answer
@@ -170,6 +174,10 @@ class Pass1:
             res.usage = self.llm.usage.since(spent).to_dict()
         res.ms = round((time.perf_counter() - t0) * 1000, 1)
         return res
+
+    def _found_mask(self, round_: int) -> bool:
+        """Some replay of the round, other than the context check and the final test, removed the event."""
+        return any(t.success for t in self.result.tests if t.round == round_ and t.stage not in ("context", "final"))
 
     def _attribute(self) -> LiveEvidence | None:
         """Draw every round's reported spans (`boundary.attribute_rounds`, the rule --rescore reruns), the
