@@ -99,7 +99,7 @@ def test_sentences_split_after_citation_markers():
 
 def test_answer_occurrences_are_whole_words():
     t = "In 2015 the show [5] had 5 seasons; season 15 was never made."
-    assert find_ci(t, "5") == [(18, 19), (25, 26)]
+    assert find_ci(t, "5") == [(25, 26)]  # not inside 2015, 15 or the citation marker [5]
     assert find_ci("Frank Sinatras and FRANK SINATRA", "Frank Sinatra") == [(19, 32)]
     assert attribution_span("Released in 2015.", "5") is None
 
@@ -113,6 +113,7 @@ def test_small_numbers_match_in_digits_or_words():
     assert find_ci(t, "12") == [(32, 38), (54, 56)] and find_ci(t, "twelve") == find_ci(t, "12")
     assert find_ci("one of the seasons", "1") == []  # "one" stays a word
     assert attribution_span(t, "2") == (11, 14)
+    assert find_ci("Farther from the Equator.[2] It has 2 moons.", "2") == [(36, 37)]  # not the citation marker
 
 
 def test_growth_covers_bait_setup_and_claim_but_not_the_host():

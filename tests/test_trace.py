@@ -26,6 +26,8 @@ def test_normalisation_and_whole_word_matching():
     # a small number written as a word states the same answer ("one" stays a pronoun)
     assert contains_norm("It ran for two seasons.", "2") and overlaps("Twelve", "12 episodes")
     assert not contains_norm("One of them left.", "1") and not contains_norm("In 2015", "2")
+    # a citation marker points to a note: "[2]" does not state the answer "2"
+    assert not contains_norm("It grows farther from the Equator.[2]", "2") and contains_norm("[2] It has 2.", "2")
 
 
 USED = {0: "The capital of Australia is Canberra.", 2: "Australia's capital is Sydney."}

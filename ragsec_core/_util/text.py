@@ -58,6 +58,11 @@ NUMBER_WORDS = {w: str(i) for i, w in enumerate(
 DIGIT_WORDS = {d: w for w, d in NUMBER_WORDS.items()}
 
 
+# A citation marker of Wikipedia-style text ("[18]", "[a]"): a pointer to a note, never a statement of its
+# digits ("[2]" does not state the answer "2").
+CITATION_MARKER = r"\[\w{1,4}\]"
+
+
 # Words that open an English clause besides the stopwords' articles, pronouns and prepositions: capitalised
 # in the middle of a sentence, after a word and no full stop, one marks a seam where text was glued on.
 CLAUSE_OPENERS = STOPWORDS | frozenset(

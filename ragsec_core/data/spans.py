@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from ragsec_core._util.text import CLAUSE_OPENERS, DIGIT_WORDS, NUMBER_WORDS, tokenize
+from ragsec_core._util.text import CITATION_MARKER, CLAUSE_OPENERS, DIGIT_WORDS, NUMBER_WORDS, tokenize
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -84,7 +84,7 @@ def _sentencizer() -> Language:
 
 # A sentence end followed by citation markers ("….[18] Next"): spaCy's sentencizer does not split there,
 # which glues the first sentence of text planted after a Wikipedia citation to the host sentence.
-_CITATION_END = re.compile(r"[.!?][\"'”’)]*(?:\[\w{1,4}\])+\s+(?=\S)")
+_CITATION_END = re.compile(r"[.!?][\"'”’)]*(?:" + CITATION_MARKER + r")+\s+(?=\S)")
 # A seam: a capitalised clause opener followed by a lower-case word, right after a word with no full stop
 # ("… sydney capital lIgHtHoUsE Its lantern was made …"): text without punctuation glued to a sentence.
 # A title ("the film The Jungle Book") goes on capitalised, so it is not one.
@@ -121,14 +121,17 @@ def contains_ci(text: str, needle: str) -> bool:
 
 
 def find_ci(text: str, needle: str) -> list[Span]:
-    """Case-insensitive occurrences of `needle` as whole words: '5' is not found inside '2015'. A small
-    number matches in digits or in words ('2' finds "two seasons"), as `trace.normalize` reads them, so
-    every rule that finds an answer agrees with the rule that decided the text holds it."""
+    """Case-insensitive occurrences of `needle` as whole words: '5' is not found inside '2015', nor in a
+    citation marker '[5]'. A small number matches in digits or in words ('2' finds "two seasons"), as
+    `trace.normalize` reads them, so every rule that finds an answer agrees with the rule that decided
+    the text holds it."""
     n = needle.strip()
     if not n:
         return []
     pattern = ("(?<!\\w)" if n[0].isalnum() else "") + _number_twins(n) + ("(?!\\w)" if n[-1].isalnum() else "")
-    return [(m.start(), m.end()) for m in re.finditer(pattern, text, flags=re.IGNORECASE)]
+    cited = [m.span() for m in re.finditer(CITATION_MARKER, text)]
+    return [(m.start(), m.end()) for m in re.finditer(pattern, text, flags=re.IGNORECASE)
+            if not any(a <= m.start() and m.end() <= b for a, b in cited)]
 
 
 def _number_twins(needle: str) -> str:

@@ -28,7 +28,7 @@ from typing import Any
 
 from ragsec_core._util.atomic import append_line_atomic
 from ragsec_core._util.errors import RagsecError
-from ragsec_core._util.text import NUMBER_WORDS
+from ragsec_core._util.text import CITATION_MARKER, NUMBER_WORDS
 
 SCHEMA_VERSION = 2
 READABLE_VERSIONS = (1, 2)  # v1 records are read as v2 with the new fields' defaults
@@ -158,13 +158,16 @@ def now_iso() -> str:
 _ABSTAIN = re.compile(r"\b(i don ?t know|do not know|cannot answer|can ?not be determined|no information|not (mentioned|provided|stated))\b")
 
 
+_CITATION = re.compile(CITATION_MARKER)
 _NUMBER_WORD = re.compile(r"\b(" + "|".join(NUMBER_WORDS) + r")\b")
 
 
 def normalize(text: str) -> str:
     """Case, accent-width, punctuation and article-insensitive form used by every matching rule; small
-    numbers written as words read as digits ("two seasons" states the answer "2")."""
+    numbers written as words read as digits ("two seasons" states the answer "2"); citation markers ("[2]")
+    are dropped: they point to a note and state nothing."""
     t = unicodedata.normalize("NFKC", text).lower()
+    t = _CITATION.sub(" ", t)
     t = re.sub(r"[^\w\s]", " ", t)
     t = re.sub(r"\b(a|an|the)\b", " ", t)
     t = _NUMBER_WORD.sub(lambda m: NUMBER_WORDS[m.group(1)], t)
