@@ -51,23 +51,19 @@ class Budgets:
     min_span_len: int = 4
     max_rounds: int = 3
     early_stop: bool = True  # stop chunk, sentence and phrase screening at the first successful mask
-    # Our extension for several poisons (PoisonedRAG's P = 5): when masking the first answer-holding
-    # chunk alone fails (or the text marks two or more holders as planted copies), mask the answer in every
-    # holding chunk in one replay and report them all, keeping in the causal set the masks the event needs;
-    # after a one-mask success, other holders that restore the event on their own are reported too (one
-    # replay each). False keeps the paper's single-holder fast path.
+    # Our extension for several poisons (P = 5): when masking the first answer-holding chunk alone fails (or
+    # the text marks two or more holders as planted copies), mask the answer in every holder in one replay,
+    # keeping in the causal set the masks the event needs; after a one-mask success, other holders that
+    # restore the event on their own are reported too (one replay each). False: the paper's fast path.
     multi_holder: bool = True
-    # Our extension: before the search, one replay masks every chunk that states the event string; if the
-    # event survives, the round stops ("persists": no mask in the context removes it). False runs the
-    # paper's search whatever the cost.
+    # Our extensions, each False for the paper's search whatever the cost. Context check: before the
+    # search, one replay masks every chunk that states the event string; if the event survives, the round
+    # stops ("persists"). Block mask: when the fast path fails and the text marks holders as planted, one
+    # replay masks their planted blocks (the boundary's textual rule); if the event goes, the round ends
+    # ("block"). Stop unfound: a round whose search found no mask that removes the event (only the context
+    # check did) ends the run, instead of masking its best guess and repeating the same futile search.
     context_check: bool = True
-    # Our extension: when the fast path fails and the text marks holders as planted, one replay masks
-    # their planted blocks (the boundary's textual rule) before the search; if the event goes, the round
-    # ends there ("block"). False goes straight to the search.
     block_mask: bool = True
-    # Our extension: a round whose search found no mask that removes the event (only the context check,
-    # which masks every holder whole, did: several chunks support it together) ends the run. The paper's
-    # next round would mask that round's best guess and repeat the same futile search (about 20 replays).
     stop_unfound: bool = True
     # Round 0 reuses the Pass-0 answer and signals instead of a baseline call (§4.3); True replays the
     # unmasked prompt too, to check that it reproduces the logged answer and to anchor influence at
@@ -176,7 +172,7 @@ class Pass1:
         return res
 
     def _found_mask(self, round_: int) -> bool:
-        """Some replay of the round, other than the context check and the final test, removed the event."""
+        """Some replay of the round, besides the context check and the final test, removed the event."""
         return any(t.success for t in self.result.tests if t.round == round_ and t.stage not in ("context", "final"))
 
     def _attribute(self) -> LiveEvidence | None:
