@@ -37,6 +37,15 @@ def test_bait_glued_to_the_host_sentence_starts_at_the_bait():
     assert _block(text, planted) == planted
 
 
+def test_bait_after_an_editors_tag_starts_the_block():
+    """Wikipedia's "[citation needed]" closes the host sentence, and a lower-case question after it is
+    not split off: the bait is glued there, and the copy is marked."""
+    planted = "what was the name of atom bomb dropped by usa on hiroshima. " + CLAIM
+    text = HOST_A + "It was never tested.[citation needed] " + planted + HOST_B
+    assert _block(text, planted) == planted
+    assert query_targeted(text, "Big Man", QUERY)
+
+
 def test_bait_runs_stay_inside_one_sentence():
     text = "The atom bomb fell. Hiroshima burned. The USA named it."
     assert bait_runs(text, QUERY) == []  # four query words, but never three in one sentence

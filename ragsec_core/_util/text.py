@@ -61,6 +61,9 @@ DIGIT_WORDS = {d: w for w, d in NUMBER_WORDS.items()}
 # A citation marker of Wikipedia-style text ("[18]", "[a]"): a pointer to a note, never a statement of its
 # digits ("[2]" does not state the answer "2").
 CITATION_MARKER = r"\[\w{1,4}\]"
+# An editor's inline tag of Wikipedia-style text ("[citation needed]", "[when?]"): like a marker, it closes
+# the sentence it follows and states nothing.
+EDITOR_TAG = r"\[[a-z][a-z ]{1,30}(?:needed|\?)\]"
 
 
 # Words that open an English clause besides the stopwords' articles, pronouns and prepositions: capitalised

@@ -14,7 +14,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from ragsec_core._util.text import CLAUSE_OPENERS, STOPWORDS, tokenize, word_spans
+from ragsec_core._util.text import CITATION_MARKER, CLAUSE_OPENERS, EDITOR_TAG, STOPWORDS, tokenize, word_spans
 from ragsec_core.data.spans import Span, find_ci, is_query_bait, query_share, sentence_spans
 from ragsec_core.data.trace import contains_norm
 
@@ -26,7 +26,8 @@ ANSWER_REACH = 3  # words between a restated query and the event string it asser
 SALAD_MIN_WORDS = 4
 SALAD_FUNCTION_SHARE = 0.05
 SALAD_REACH = 3  # sentences after the claim block within which a salad run still belongs to it
-_SENTENCE_END = re.compile(r"[.!?:;][\"'”’)\]]*$")
+# a sentence end, also before citation markers and editor's tags (".[18]", ".[citation needed]")
+_SENTENCE_END = re.compile(r"[.!?:;][\"'”’)\]]*(?:" + CITATION_MARKER + "|" + EDITOR_TAG + r")*$")
 _GAP_END = re.compile(r"[.!?]")
 
 
