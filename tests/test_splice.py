@@ -46,6 +46,16 @@ def test_bait_after_an_editors_tag_starts_the_block():
     assert query_targeted(text, "Big Man", QUERY)
 
 
+def test_query_words_far_before_the_claim_do_not_open_its_block():
+    """A host that quotes the query (a song title) six sentences before a claim is the host's own text:
+    planted text is short, so bait opens a block only within `BAIT_REACH` sentences of its claim."""
+    title = "What was the name of the atom bomb dropped by the USA on Hiroshima?"
+    host = title + " That is the first line of a folk song. " + " ".join(
+        f"Its verse {n} tells of the city." for n in ("one", "two", "three", "four", "five"))
+    text = host + " " + CLAIM + HOST_B
+    assert _block(text, CLAIM) == CLAIM
+
+
 def test_bait_runs_stay_inside_one_sentence():
     text = "The atom bomb fell. Hiroshima burned. The USA named it."
     assert bait_runs(text, QUERY) == []  # four query words, but never three in one sentence

@@ -21,6 +21,7 @@ from ragsec_core.data.trace import contains_norm
 BAIT_SHARE = 0.6  # a bait run holds at least this share of the query's distinct content words
 LEAD_WORDS = 8  # a sentence opening with a bait run within this many words is bait
 PREFIX_TAIL = 2  # words between a prefix run and the capitalised clause start it is glued to
+BAIT_REACH = 5  # sentences before the claim within which bait opens the same planted block
 STRONG_REACH = 2  # sentences a strong bait may lie behind a weak one
 ANSWER_REACH = 3  # words between a restated query and the event string it asserts
 SALAD_MIN_WORDS = 4
@@ -141,7 +142,8 @@ def is_word_salad(sentence: str, fragment: bool = False) -> bool:
 
 
 def _bait_start(text: str, sents: list[Span], lo: int, query: str, runs: list[BaitRun]) -> tuple[int, str]:
-    """Where the block starts: the nearest sentence before the claim sentence `lo` that is bait, either
+    """Where the block starts: the nearest sentence before the claim sentence `lo`, at most `BAIT_REACH`
+    sentences back (a planted text is short: PoisonedRAG's run to about 30 words), that is bait, either
     mostly the query's words (strong, with the strong bait sentences right before it: the question and a
     restatement of it) or opening with a bait run within its first `LEAD_WORDS` words (weak: an optimised
     prefix may begin with flipped words). A weak start gives way to a strong one at most
@@ -154,7 +156,7 @@ def _bait_start(text: str, sents: list[Span], lo: int, query: str, runs: list[Ba
     if own is not None:  # the claim sentence itself swallowed the end of its host sentence
         return own, "glued"
     weak: tuple[int, int, str] | None = None  # (sentence, start offset, kind)
-    for k in range(lo - 1, -1, -1):
+    for k in range(lo - 1, max(-1, lo - 1 - BAIT_REACH), -1):
         if weak is not None and weak[0] - k > STRONG_REACH:
             break
         a, b = sents[k]
