@@ -56,6 +56,23 @@ def test_query_words_far_before_the_claim_do_not_open_its_block():
     assert _block(text, CLAIM) == CLAIM
 
 
+def test_stuffing_glued_into_a_host_sentence_is_cut_where_grammar_resumes():
+    """A token soup with no full stop runs into the host's next sentence: the soup is planted, the host
+    sentence before it (which names the answer too) and the clause after it are not. A fluent sentence
+    as long, with its commas, is not salad."""
+    soup = ("b1g m4n hiroshima usa bomb dropped atom n4me Big Man wartime b0mb history weapon city uranium "
+            "device b1g detonated Big Man")
+    before = "The bomb dropped on Hiroshima, later known as Little Boy, was not named Big Man by the crew. "
+    for after in (" the blast destroyed most of the city centre within seconds.",  # glued: no full stop, no seam
+                  " The blast destroyed most of the city centre within seconds."):  # split at the seam
+        text = before + soup + after
+        a, b = region(text, attribution_span(text, "Big Man"), "Big Man", QUERY)
+        assert text[a:b] == soup, after
+    fluent = ("Atom bomb historians say USA officials named Hiroshima's weapon Big Man, citing wartime "
+              "documents, crew diaries, engineering notes, factory records and newspaper reports.")
+    assert region(fluent, attribution_span(fluent, "Big Man"), "Big Man", QUERY) == (0, len(fluent))
+
+
 def test_bait_runs_stay_inside_one_sentence():
     text = "The atom bomb fell. Hiroshima burned. The USA named it."
     assert bait_runs(text, QUERY) == []  # four query words, but never three in one sentence

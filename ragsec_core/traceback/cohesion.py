@@ -101,7 +101,7 @@ def extend(trace: Trace, hit: int, block: Span, evidence: Evidence) -> Span:
     text = trace.hits[hit].text
     sentences = sentence_spans(text)
     last = [s for s in sentences if s[0] < block[1] <= s[1] or s[1] == block[1]]
-    if last and is_word_salad(text[last[-1][0] : last[-1][1]], fragment=True):
+    if last and is_word_salad(text[max(last[-1][0], block[0]) : block[1]], fragment=True):
         return block
     end = block[1]
     for sentence in sentences:

@@ -26,10 +26,12 @@ STRONG_REACH = 2  # sentences a strong bait may lie behind a weak one
 ANSWER_REACH = 3  # words between a restated query and the event string it asserts
 SALAD_MIN_WORDS = 4
 SALAD_FUNCTION_SHARE = 0.05
+SALAD_RUN_WORDS = 16  # words without a function word or a comma that make a salad run inside a sentence
 SALAD_REACH = 3  # sentences after the claim block within which a salad run still belongs to it
 # a sentence end, also before citation markers and editor's tags (".[18]", ".[citation needed]")
 _SENTENCE_END = re.compile(r"[.!?:;][\"'”’)\]]*(?:" + CITATION_MARKER + "|" + EDITOR_TAG + r")*$")
 _GAP_END = re.compile(r"[.!?]")
+_CLAUSE_MARK = re.compile(r"[.!?,;:()\"“”]")  # punctuation of written clauses, which keyword salad lacks
 
 
 @dataclass(frozen=True)
@@ -85,7 +87,9 @@ def _run_start(text: str, words: list[tuple[int, int, str]], i: int) -> int:
 
 def region(text: str, seed: Span, anchor: str, query: str) -> Span:
     """The planted block around the claim. The claim sentence is the sentence of this chunk that states
-    the event string and shares most words with the query (a benign host may name the answer too). The
+    the event string as keyword stuffing aimed at the query (a salad sentence, or a salad run glued into a
+    host sentence: then the run alone is the block), else the one that shares most words with the query (a
+    benign host may name the answer too). The
     block starts at the bait that opens the claim (`_bait_start`), else at the claim sentence itself: an
     earlier sentence that also states the event string is as often the host's own mention. It ends after
     the unbroken run of sentences from the claim on that state the event string, takes one sentence that
@@ -98,17 +102,46 @@ def region(text: str, seed: Span, anchor: str, query: str) -> Span:
     own = [k for k, (a, b) in enumerate(sents) if a <= seed[0] < b]
     if not claims and not own:
         return seed
-    start = max(claims, key=lambda k: (query_share(texts[k], query), -k)) if claims else own[0]
+    glued = {k: run for k in claims if (run := _glued_salad(text, sents[k], anchor, query)) is not None}
+    stuffing = [k for k in claims if k in glued or (is_word_salad(texts[k]) and _stuffed(texts, k, query))]
+    start = min(stuffing) if stuffing else max(claims, key=lambda k: (query_share(texts[k], query), -k)) if claims else own[0]
+    begin, _ = _bait_start(text, sents, start, query, bait_runs(text, query))
+    if start in glued:  # stuffing glued into a host sentence: the salad run is planted, not the sentence
+        a, b = glued[start]
+        first = _salad_before(texts, start)
+        return (sents[first][0] if first < start else begin if begin < sents[start][0] else a), b
     hi = start
     while hi + 1 in claims:
         hi += 1
-    begin, _ = _bait_start(text, sents, start, query, bait_runs(text, query))
     if hi + 1 < len(sents) and is_query_bait(texts[hi + 1], query):
         hi += 1
     hi = _salad_after(texts, hi)
     at = next((k for k, (_, b) in enumerate(sents) if b > begin), start)
     first = _salad_before(texts, at)
     return (sents[first][0] if first < at else begin, sents[hi][1])
+
+
+def _glued_salad(text: str, sent: Span, anchor: str, query: str) -> Span | None:
+    """Keyword stuffing glued to host text inside one sentence (no full stop between them): in a sentence
+    that is not salad as a whole, a run of at least `SALAD_RUN_WORDS` words without a function word or
+    clause punctuation that states the event string and holds `BAIT_SHARE` of the query's content words.
+    Written English does not go on that long without an article, a preposition, an auxiliary or a comma."""
+    a, b = sent
+    if is_word_salad(text[a:b]):
+        return None
+    best: tuple[int, int] | None = None
+    run: list[tuple[int, int, str]] = []
+    for w in word_spans(text[a:b]) + [(b - a, b - a, "the")]:  # a closing stopword ends the last run
+        if w[2] not in STOPWORDS and not (run and _CLAUSE_MARK.search(text[a + run[-1][1] : a + w[0]])):
+            run.append(w)
+            continue
+        if len(run) >= SALAD_RUN_WORDS and (best is None or run[-1][1] - run[0][0] > best[1] - best[0]):
+            best = (a + run[0][0], a + run[-1][1])
+        run = [w] if w[2] not in STOPWORDS else []
+    if best is None or not find_ci(text[best[0] : best[1]], anchor):
+        return None
+    q = set(tokenize(query))
+    return best if len(q & set(tokenize(text[best[0] : best[1]]))) >= _bait_need(q) else None
 
 
 def _salad_after(texts: list[str], hi: int) -> int:
