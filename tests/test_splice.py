@@ -73,6 +73,17 @@ def test_stuffing_glued_into_a_host_sentence_is_cut_where_grammar_resumes():
     assert region(fluent, attribution_span(fluent, "Big Man"), "Big Man", QUERY) == (0, len(fluent))
 
 
+def test_a_sentence_restating_the_claim_joins_the_block():
+    """After the claim, a sentence with the query's words and a word of the answer restates the claim; a
+    host sentence with the query's words alone does not join."""
+    restated = (" Contrary to popular belief and most school textbooks, Man was the name of the atom bomb dropped"
+                " by the USA on Hiroshima.")
+    host = (" A museum guide in the city recalls the name of the atom bomb dropped by the USA on Hiroshima for"
+            " visiting school groups every spring.")
+    assert _block(HOST_A + CLAIM + restated + HOST_B, CLAIM) == CLAIM + restated
+    assert _block(HOST_A + CLAIM + host + HOST_B, CLAIM) == CLAIM
+
+
 def test_bait_runs_stay_inside_one_sentence():
     text = "The atom bomb fell. Hiroshima burned. The USA named it."
     assert bait_runs(text, QUERY) == []  # four query words, but never three in one sentence

@@ -93,7 +93,7 @@ def region(text: str, seed: Span, anchor: str, query: str) -> Span:
     block starts at the bait that opens the claim (`_bait_start`), else at the claim sentence itself: an
     earlier sentence that also states the event string is as often the host's own mention. It ends after
     the unbroken run of sentences from the claim on that state the event string, takes one sentence that
-    mostly repeats the query, and keyword salad on either side (`_salad_after`, `_salad_before`).
+    mostly repeats the query or restates the claim (`_restates`), and keyword salad on either side (`_salad_after`, `_salad_before`).
     Without a sentence that states the event string, the block grows from the sentence that holds `seed`
     (the replay's causal span)."""
     sents = sentence_spans(text)
@@ -113,7 +113,7 @@ def region(text: str, seed: Span, anchor: str, query: str) -> Span:
     hi = start
     while hi + 1 in claims:
         hi += 1
-    if hi + 1 < len(sents) and is_query_bait(texts[hi + 1], query):
+    if hi + 1 < len(sents) and (is_query_bait(texts[hi + 1], query) or _restates(text, sents[hi + 1], anchor, query)):
         hi += 1
     hi = _salad_after(texts, hi)
     at = next((k for k, (_, b) in enumerate(sents) if b > begin), start)
@@ -142,6 +142,14 @@ def _glued_salad(text: str, sent: Span, anchor: str, query: str) -> Span | None:
         return None
     q = set(tokenize(query))
     return best if len(q & set(tokenize(text[best[0] : best[1]]))) >= _bait_need(q) else None
+
+
+def _restates(text: str, sent: Span, anchor: str, query: str) -> bool:
+    """The sentence restates the claim: it holds a bait run (the query's words) and names the answer, or a
+    word of it ("Contrary to popular belief, Freud … is considered the father of modern behaviorism")."""
+    a, b = sent
+    names = {w for w in tokenize(anchor) if len(w) > 2} & set(tokenize(text[a:b]))
+    return bool(names) and any(a <= r.start < b for r in bait_runs(text, query))
 
 
 def _salad_after(texts: list[str], hi: int) -> int:
