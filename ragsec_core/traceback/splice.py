@@ -89,13 +89,13 @@ def region(text: str, seed: Span, anchor: str, query: str) -> Span:
     """The planted block around the claim. The claim sentence is the sentence of this chunk that states
     the event string as keyword stuffing aimed at the query (a salad sentence, or a salad run glued into a
     host sentence: then the run alone is the block), else the one that shares most words with the query (a
-    benign host may name the answer too). The
-    block starts at the bait that opens the claim (`_bait_start`), else at the claim sentence itself: an
-    earlier sentence that also states the event string is as often the host's own mention. It ends after
-    the unbroken run of sentences from the claim on that state the event string, takes one sentence that
-    mostly repeats the query or restates the claim (`_restates`), and keyword salad on either side (`_salad_after`, `_salad_before`).
-    Without a sentence that states the event string, the block grows from the sentence that holds `seed`
-    (the replay's causal span)."""
+    benign host may name the answer too). The block starts at the bait that opens the claim
+    (`_bait_start`), else at the claim sentence itself: an earlier sentence that also states the event
+    string is as often the host's own mention. It ends after the unbroken run of sentences from the claim
+    on that state the event string, takes one sentence that mostly repeats the query or restates the claim
+    (`_restates`), and keyword salad on either side (`_salad_after`, `_salad_before`). Without a sentence
+    that states the event string, the block grows from the sentence that holds `seed` (the replay's causal
+    span)."""
     sents = sentence_spans(text)
     texts = [text[a:b] for a, b in sents]
     claims = [k for k, t in enumerate(texts) if contains_norm(t, anchor)]
