@@ -104,8 +104,14 @@ def region(text: str, seed: Span, anchor: str, query: str) -> Span:
         return seed
     glued = {k: run for k in claims if (run := _glued_salad(text, sents[k], anchor, query)) is not None}
     stuffing = [k for k in claims if k in glued or (is_word_salad(texts[k]) and _stuffed(texts, k, query))]
-    start = min(stuffing) if stuffing else max(claims, key=lambda k: (query_share(texts[k], query), -k)) if claims else own[0]
-    begin, _ = _bait_start(text, sents, start, query, bait_runs(text, query))
+    if stuffing:
+        start = min(stuffing)
+    elif claims:
+        start = max(claims, key=lambda k: (query_share(texts[k], query), -k))
+    else:
+        start = own[0]
+    runs = bait_runs(text, query)
+    begin, _ = _bait_start(text, sents, start, query, runs)
     if start in glued:  # stuffing glued into a host sentence: the salad run is planted, not the sentence
         a, b = glued[start]
         first = _salad_before(texts, start)
@@ -113,7 +119,7 @@ def region(text: str, seed: Span, anchor: str, query: str) -> Span:
     hi = start
     while hi + 1 in claims:
         hi += 1
-    if hi + 1 < len(sents) and (is_query_bait(texts[hi + 1], query) or _restates(text, sents[hi + 1], anchor, query)):
+    if hi + 1 < len(sents) and (is_query_bait(texts[hi + 1], query) or _restates(text, sents[hi + 1], anchor, runs)):
         hi += 1
     hi = _salad_after(texts, hi)
     at = next((k for k, (_, b) in enumerate(sents) if b > begin), start)
@@ -140,16 +146,16 @@ def _glued_salad(text: str, sent: Span, anchor: str, query: str) -> Span | None:
         run = [w] if w[2] not in STOPWORDS else []
     if best is None or not find_ci(text[best[0] : best[1]], anchor):
         return None
-    q = set(tokenize(query))
-    return best if len(q & set(tokenize(text[best[0] : best[1]]))) >= _bait_need(q) else None
+    return best if _aimed(set(tokenize(text[best[0] : best[1]])), query) else None
 
 
-def _restates(text: str, sent: Span, anchor: str, query: str) -> bool:
-    """The sentence restates the claim: it holds a bait run (the query's words) and names the answer, or a
-    word of it ("Contrary to popular belief, Freud … is considered the father of modern behaviorism")."""
+def _restates(text: str, sent: Span, anchor: str, runs: list[BaitRun]) -> bool:
+    """The sentence restates the claim: it holds a bait run (the query's words; `runs` are the chunk's
+    `bait_runs`) and names the answer, or a word of it ("Contrary to popular belief, Freud … is considered
+    the father of modern behaviorism")."""
     a, b = sent
     names = {w for w in tokenize(anchor) if len(w) > 2} & set(tokenize(text[a:b]))
-    return bool(names) and any(a <= r.start < b for r in bait_runs(text, query))
+    return bool(names) and any(a <= r.start < b for r in runs)
 
 
 def _salad_after(texts: list[str], hi: int) -> int:
@@ -268,10 +274,14 @@ def _stuffed(texts: list[str], k: int, query: str) -> bool:
     `SALAD_REACH` sentences after it, as `region` takes it in) whose words hold `BAIT_SHARE` of the query's
     content words: stuffing aimed at this query. Written text, a host's lists included, keeps its function
     words."""
-    q = set(tokenize(query))
     salad = texts[_salad_before(texts, k) : _salad_after(texts, k) + 1]  # the claim itself may be salad (soup)
-    seen = {w for t in salad if is_word_salad(t, fragment=True) for w in tokenize(t)} & q
-    return bool(q) and len(seen) >= _bait_need(q)
+    return _aimed({w for t in salad if is_word_salad(t, fragment=True) for w in tokenize(t)}, query)
+
+
+def _aimed(words: set[str], query: str) -> bool:
+    """Salad words aimed at the query: they hold `BAIT_SHARE` of its content words (`_bait_need`)."""
+    q = set(tokenize(query))
+    return bool(q) and len(words & q) >= _bait_need(q)
 
 
 def _bait_need(q: set[str]) -> int:
