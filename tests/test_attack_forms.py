@@ -139,7 +139,9 @@ def test_garag_gold_is_exactly_the_differing_sentences():
     second = sentence_spans(COPY)[1]
     assert changed_sentences(CLEAN, COPY) == (second,) and COPY[slice(*second)] == "It wsa desinged by Jens Holm."
     everywhere = "Teh tower is 31 metres tall. It wsa designed by Jens Holm. Its lihgt is visible for 18 miles."
-    assert changed_sentences(CLEAN, everywhere) == tuple(sentence_spans(everywhere))
+    assert changed_sentences(CLEAN, everywhere) == ((0, len(everywhere)),)  # consecutive changed sentences: one run
+    ends = "Teh tower is 31 metres tall. It was designed by Jens Holm. Its lihgt is visible for 18 miles."
+    assert changed_sentences(CLEAN, ends) == (sentence_spans(ends)[0], sentence_spans(ends)[2])
     assert changed_sentences(CLEAN, CLEAN) == ()
 
 
@@ -148,10 +150,11 @@ def test_garag_gold_on_ragdefender_copies():
     for rec in recs[:20]:
         for copy, clean in zip(rec.adv_texts, rec.adv_hosts):
             clean_sents = {clean[a:b] for a, b in sentence_spans(clean, limit=10_000)}
-            gold = set(changed_sentences(clean, copy))
+            gold = changed_sentences(clean, copy)
             assert gold
             for span in sentence_spans(copy, limit=10_000):
-                assert (span in gold) == (copy[slice(*span)] not in clean_sents)
+                inside = any(a <= span[0] and span[1] <= b for a, b in gold)
+                assert inside == (copy[slice(*span)] not in clean_sents)
 
 
 def test_garag_copy_replaces_its_clean_passage(embedder):

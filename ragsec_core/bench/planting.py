@@ -199,9 +199,19 @@ def insert(host: Chunk, adv: str, boundary: int | None) -> Chunk:
 
 def changed_sentences(clean: str, copy: str) -> tuple[Span, ...]:
     """GARAG's gold: the sentences of `copy` that are not sentences of `clean` in the same order (a
-    sentence-level difflib diff; a typo in every sentence makes every sentence gold), as spans in `copy`."""
+    sentence-level difflib diff), as spans in `copy`, one per run of consecutive changed sentences: the space
+    between two perturbed sentences lies inside the planted region (a typo in every sentence makes the
+    whole copy one span)."""
     spans = sentence_spans(copy, limit=len(copy))
     matcher = difflib.SequenceMatcher(None, [clean[a:b] for a, b in sentence_spans(clean, limit=len(clean))],
                                       [copy[a:b] for a, b in spans], autojunk=False)
     same = {j for blk in matcher.get_matching_blocks() for j in range(blk.b, blk.b + blk.size)}
-    return tuple(s for j, s in enumerate(spans) if j not in same)
+    runs: list[Span] = []
+    for j, (a, b) in enumerate(spans):
+        if j in same:
+            continue
+        if runs and j - 1 not in same:
+            runs[-1] = (runs[-1][0], b)
+        else:
+            runs.append((a, b))
+    return tuple(runs)

@@ -1,8 +1,9 @@
 """Where the poison ends: the attribution boundary of Pass-1, as a pure function of the logged evidence.
 
 Pass-1's replays decide *which* chunks the event needs (and the minimal causal span in each); this module
-decides *how much* of each implicated chunk is reported: the textual rule (`splice.region`) draws the
-planted block around the claim, and the local LM's readings (`cohesion.extend`) grow it over the sentences
+decides *how much* of each implicated chunk is reported: the textual rules draw the planted block around
+the claim (`splice.region`) and over a perturbed copy's misspelled sentences (`misspelling.grow`), and the
+local LM's readings (`cohesion.extend`) grow it over the sentences
 that continue it. It reads the trace, the finished Pass-1 result (each round's event anchor, causal spans,
 earlier rounds' masks) and the readings; Pass-1 takes the readings with the model and logs them, so a
 benchmark that stored its traces and artifacts re-scores a new rule offline (`bench traceback --rescore
@@ -16,6 +17,7 @@ from collections.abc import Sequence
 from ragsec_core.data.spans import Span, attribution_span, overlaps
 from ragsec_core.data.trace import Trace, contains_norm
 from ragsec_core.traceback.cohesion import Evidence, extend
+from ragsec_core.traceback.misspelling import grow
 from ragsec_core.traceback.result import Round, SpanRecord, TracebackResult
 from ragsec_core.traceback.splice import query_targeted, region
 
@@ -48,15 +50,16 @@ def seed_span(text: str, anchor: str, masked: Sequence[Span], causal: Span | Non
 
 def attribute_hit(trace: Trace, hit: int, anchor: str, masks: Sequence[Span], causal: Span | None,
                   evidence: Evidence) -> SpanRecord:
-    """The reported span in one implicated chunk: the planted region around the claim (`splice.region`)
-    grown over the sentences that continue it (`cohesion.extend`), or the causal span alone when nothing
-    anchors it."""
+    """The reported span in one implicated chunk: the planted region around the claim (`splice.region`),
+    grown over the misspelled sentences next to it when it is a typo-perturbed copy (`misspelling.grow`) and
+    over the sentences that continue it (`cohesion.extend`), or the causal span alone when nothing anchors it."""
     text = trace.hits[hit].text
     masked = local_masks(trace, hit, masks)
     seed = seed_span(text, anchor, masked, causal)
     if seed is None:
         return span_record(trace, hit, causal or (0, len(text)))
-    return span_record(trace, hit, extend(trace, hit, region(text, seed, anchor, trace.query), evidence))
+    block = grow(text, region(text, seed, anchor, trace.query))
+    return span_record(trace, hit, extend(trace, hit, block, evidence))
 
 
 def verdict(rnd: Round) -> list[int]:
