@@ -74,6 +74,15 @@ CLAUSE_OPENERS = STOPWORDS | frozenset(
     "there these those our one many some most all each every".split())
 
 
+# Words that, opening a sentence, point back to text before it: pronouns and determiners with an antecedent
+# ("This waiver period …", "It has …") and connectives that continue an argument ("However, …", "Instead of
+# …"). A text written to stand alone does not open with one.
+REFERRING_OPENERS = frozenset(
+    "it its this these those that they them their he him his she her such however instead thus therefore "
+    "hence moreover furthermore also additionally consequently nevertheless nonetheless meanwhile likewise "
+    "similarly otherwise besides accordingly but and yet so".split())
+
+
 def word_spans(text: str) -> list[tuple[int, int, str]]:
     """(start, end, lower-cased word) of every word token, stopwords included: regions of a prompt are
     marked by the same words `tokenize` produces."""

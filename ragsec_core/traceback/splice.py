@@ -14,7 +14,15 @@ import math
 import re
 from dataclasses import dataclass
 
-from ragsec_core._util.text import CITATION_MARKER, CLAUSE_OPENERS, EDITOR_TAG, STOPWORDS, tokenize, word_spans
+from ragsec_core._util.text import (
+    CITATION_MARKER,
+    CLAUSE_OPENERS,
+    EDITOR_TAG,
+    REFERRING_OPENERS,
+    STOPWORDS,
+    tokenize,
+    word_spans,
+)
 from ragsec_core.data.spans import Span, find_ci, is_query_bait, query_share, sentence_spans
 from ragsec_core.data.trace import contains_norm
 
@@ -111,7 +119,9 @@ def region(text: str, seed: Span, anchor: str, query: str) -> Span:
     else:
         start = own[0]
     runs = bait_runs(text, query)
-    begin, _ = _bait_start(text, sents, start, query, runs)
+    begin, kind = _bait_start(text, sents, start, query, runs)
+    if kind == "none":
+        begin = sents[_antecedent(texts, start)][0]
     if start in glued:  # stuffing glued into a host sentence: the salad run is planted, not the sentence
         a, b = glued[start]
         first = _salad_before(texts, start)
@@ -125,6 +135,31 @@ def region(text: str, seed: Span, anchor: str, query: str) -> Span:
     at = next((k for k, (_, b) in enumerate(sents) if b > begin), start)
     first = _salad_before(texts, at)
     return (sents[first][0] if first < at else begin, sents[hi][1])
+
+
+def _antecedent(texts: list[str], k: int) -> int:
+    """The sentence a block without bait starts at: planted text is written to stand alone, so while its first
+    sentence (`k`) opens by pointing back (`refers_back`), the sentence before it belongs to it too, at most
+    `BAIT_REACH` sentences back."""
+    lo = k
+    while lo > 0 and k - lo < BAIT_REACH and refers_back(texts[lo]) and not is_word_salad(texts[lo - 1]):
+        lo -= 1
+    return lo
+
+
+def refers_back(sentence: str) -> bool:
+    """The sentence opens with a word that points to text before it (`REFERRING_OPENERS`: "This waiver
+    period …", "However, …", "Instead of …"), first or right after an opening adverb and its comma
+    ("Typically, this is …"). Keyword salad has no grammar to point with."""
+    if is_word_salad(sentence):
+        return False
+    words = word_spans(sentence)
+    if not words:
+        return False
+    if words[0][2] in REFERRING_OPENERS:
+        return True
+    comma = len(words) > 1 and sentence[words[0][1] : words[1][0]].strip() == ","
+    return comma and words[1][2] in REFERRING_OPENERS
 
 
 def _glued_salad(text: str, sent: Span, anchor: str, query: str) -> Span | None:
