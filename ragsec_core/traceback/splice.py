@@ -5,7 +5,8 @@ query-targeted poison carries retrieval bait: a run of the query's own words, ei
 its own (PoisonedRAG's black-box form puts the question first), glued to the next sentence (an
 optimised token prefix has no full stop), or glued to the host sentence before it when the insertion
 left no space. The bait is found as a *run of words*, not as a sentence, so the boundary does not depend
-on how the poison punctuates.
+on how the poison punctuates. Without bait, what is left is that planted text was written to stand alone:
+its first sentence does not point back to text before it (`refers_back`).
 """
 
 from __future__ import annotations
