@@ -7,7 +7,13 @@ STAMP  := $(VENV)/.ragsec-installed
 PORT   ?= 8501
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_NO_ADVISORY_WARNINGS := 1
-LLAMA_CMAKE_ARGS ?= -DLLAVA_BUILD=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF
+# A portable x86-64 (AVX2) build, not a native one: where the CPU has AMX a native build runs AMX tile
+# instructions that the kernel here refuses (SIGSEGV at ldtilecfg on the first chat completion).
+LLAMA_CMAKE_ARGS ?= -DLLAVA_BUILD=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF \
+  -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
+# pip keys a wheel it built from an sdist by the sdist alone, not by CMAKE_ARGS: the wheel is cached in a
+# folder named after the build flags, so a change of flags builds anew and a fresh checkout reuses it.
+LLAMA_PIP_CACHE ?= $(HOME)/.cache/ragsec/llama-$(shell printf '%s' '$(LLAMA_CMAKE_ARGS)' | md5sum | cut -c1-10)
 
 .PHONY: setup run test test-fast lint wheel-check clean corpus-tech
 
@@ -24,7 +30,8 @@ $(STAMP): pyproject.toml Makefile
 	# llama.cpp's server for the endpoint tests and docs ([endpoint]): an sdist, compiled once as a minimal CPU
 	# build (no multimodal library, examples, tools or tests; ~5 min on two cores), then pip reuses the wheel.
 	# Without a C++ compiler it cannot build: the app still runs and the endpoint tests skip with a reason.
-	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(BIN)/pip install --quiet -e '.[endpoint]' \
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(BIN)/pip install --quiet \
+	  --cache-dir "$(LLAMA_PIP_CACHE)" -e '.[endpoint]' \
 	  || echo "warning: llama-cpp-python did not build (a C++ compiler and cmake are needed): endpoint tests will be skipped"
 	# The peer methods (contextcite, tracllm; docs/peers.md): context-cite and what tracllmkit imports ([peers]),
 	# then tracllmkit without its pins (torch 2.5.1, CUDA wheels, flash-attn would replace the CPU torch above).
