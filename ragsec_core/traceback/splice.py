@@ -141,7 +141,8 @@ def region(text: str, seed: Span, anchor: str, query: str) -> Span:
 def _antecedent(texts: list[str], k: int) -> int:
     """The sentence a block without bait starts at: planted text is written to stand alone, so while its first
     sentence (`k`) opens by pointing back (`refers_back`), the sentence before it belongs to it too, at most
-    `BAIT_REACH` sentences back."""
+    `BAIT_REACH` sentences back. Keyword salad before it is not what a sentence points to; whether it joins
+    is `_salad_before`'s call."""
     lo = k
     while lo > 0 and k - lo < BAIT_REACH and refers_back(texts[lo]) and not is_word_salad(texts[lo - 1]):
         lo -= 1
