@@ -4,14 +4,12 @@ English dictionary, the sentence rule, and the block grown over the copy's missp
 from __future__ import annotations
 
 import json
-from pathlib import Path
-
-import pytest
 
 from ragsec_core.data.spans import sentence_spans
 from ragsec_core.traceback.misspelling import grow, is_misspelled, near_misses
 
-STEALTHY = Path(__file__).resolve().parents[2] / "shared" / "data" / "stealthy"
+from .conftest import shared_data
+
 HOST = "The harbour of Varnholt was enlarged twice in the nineteenth century. Its breakwaters shelter the fleet."
 COPY = ("Tha Varnholt lighthuose stnads onn teh northern breakwatter off the harbour. "
         "It wass firts lit inn 1873, bye the board.")
@@ -45,12 +43,11 @@ def test_a_fluent_block_does_not_grow_even_beside_a_misspelled_sentence():
     assert grow(text, (start, end)) == (start, end)
 
 
-@pytest.mark.skipif(not STEALTHY.is_dir(), reason="../shared/data/stealthy is not here")
 def test_clean_wikipedia_passages_are_spelled_like_a_host():
     """The rule's constants were fixed on this benign text: at most a handful of its 8,054 sentences read
     as misspelled (none when they were fixed)."""
     sentences = [p["text"][a:b] for name in ("wiki_open_nq.json", "wiki_hotpotqa.json")
-                 for rec in json.loads((STEALTHY / name).read_text()) for p in rec["context"]
+                 for rec in json.loads(shared_data("stealthy", name).read_text()) for p in rec["context"]
                  for a, b in sentence_spans(p["text"])]
     flagged = [s for s in sentences if is_misspelled(s)]
     assert len(sentences) > 5000 and len(flagged) <= 5, flagged

@@ -51,29 +51,33 @@ def _known(word: str) -> bool:
 
 def near_misses(sentence: str) -> set[str]:
     """The sentence's lower-case words that read as misspellings of a known word (module docstring)."""
+    return _near_misses(_WORD.findall(sentence))
+
+
+def _near_misses(lower: list[str]) -> set[str]:
     words = _dictionary()
-    return {w for w in _WORD.findall(sentence)
-            if len(w) >= MIN_LETTERS and not _known(w) and words.known(words.edit_distance_1(w))}
+    return {w for w in lower if len(w) >= MIN_LETTERS and not _known(w) and words.known(words.edit_distance_1(w))}
 
 
 def is_misspelled(sentence: str) -> bool:
     """At least `TYPO_MIN` distinct near-misses, making up at least `TYPO_SHARE` of its lower-case words."""
-    typos = near_misses(sentence)
     lower = _WORD.findall(sentence)
+    typos = _near_misses(lower)
     return len(typos) >= TYPO_MIN and len(typos) >= TYPO_SHARE * len(lower)
 
 
 def grow(text: str, block: Span) -> Span:
     """The block grown over the misspelled sentences on either side of it, if a sentence it overlaps is
-    misspelled itself; otherwise the block unchanged (a fluent poison is not a perturbed copy)."""
+    misspelled itself; otherwise the block unchanged (a fluent poison is not a perturbed copy). Every
+    attribution passes here, so a sentence is checked only when the result depends on it: the block's own
+    first, its neighbours only for a misspelled block."""
     sentences = sentence_spans(text)
     inside = [i for i, s in enumerate(sentences) if s[0] < block[1] and block[0] < s[1]]
-    spelled = [is_misspelled(text[s[0] : s[1]]) for s in sentences]
-    if not any(spelled[i] for i in inside):
+    if not any(is_misspelled(text[sentences[i][0] : sentences[i][1]]) for i in inside):
         return block
     first, last = inside[0], inside[-1]
-    while first > 0 and spelled[first - 1]:
+    while first > 0 and is_misspelled(text[sentences[first - 1][0] : sentences[first - 1][1]]):
         first -= 1
-    while last + 1 < len(sentences) and spelled[last + 1]:
+    while last + 1 < len(sentences) and is_misspelled(text[sentences[last + 1][0] : sentences[last + 1][1]]):
         last += 1
     return min(block[0], sentences[first][0]), max(block[1], sentences[last][1])
