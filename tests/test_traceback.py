@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import pytest
 
+from ragsec_core.bench.methods import gold_spans
 from ragsec_core.data.spans import apply_masks, overlaps
 from ragsec_core.data.trace import TraceStore
 from ragsec_core.models.replay import ReplayEngine
@@ -24,11 +25,6 @@ def bastion(pipeline):
     return trace
 
 
-def _gold_prompt_spans(trace):
-    blocks = {s.hit: s for s in trace.spans}
-    return [(blocks[i].start + a, blocks[i].start + b) for i in trace.used for a, b in trace.hits[i].poison_spans]
-
-
 def _round_trips(trace, rec):
     chunk = trace.hits[rec.hit].text
     assert trace.prompt[rec.prompt[0]:rec.prompt[1]] == chunk[rec.local[0]:rec.local[1]] == rec.text
@@ -38,7 +34,7 @@ def test_planted_poison_is_traced_to_its_characters_and_the_replay_loses_the_eve
     res = run_pass1(llm, bastion, budgets=Budgets(baseline_replay=True))
     assert res.triggered and res.resolved and res.rounds[0].reproduced
     assert bastion.labels.target not in res.final_answer
-    gold = _gold_prompt_spans(bastion)
+    gold = gold_spans(bastion)
     assert any(overlaps(tuple(a.prompt), g) for a in res.attribution for g in gold)
     assert any(overlaps(tuple(c.prompt), g) for c in res.causal for g in gold)
     for rec in res.attribution + res.causal + [s for t in res.tests for s in t.spans]:
@@ -60,7 +56,7 @@ def test_multi_poison_search_path_and_budgets(llm, pipeline):
     for c in res.causal:
         assert len(c.text) >= 4
         _round_trips(trace, c)
-    gold = _gold_prompt_spans(trace)
+    gold = gold_spans(trace)
     assert any(overlaps(tuple(a.prompt), g) for a in res.attribution for g in gold)
     if res.resolved:
         assert trace.labels.target.lower() not in res.final_answer.lower()
@@ -88,7 +84,7 @@ def test_multi_holder_fast_path_masks_the_planted_copies_jointly(llm, pipeline):
     planted = {h for h in holders if trace.hits[h].poison_spans}
     assert {a.hit for a in res.attribution} == planted and planted < holders
     assert "sufficiency" not in stages  # only a one-mask success looks for further copies
-    gold = _gold_prompt_spans(trace)
+    gold = gold_spans(trace)
     for rec in res.attribution + res.causal:
         _round_trips(trace, rec)
         assert any(overlaps(tuple(rec.prompt), g) for g in gold) or not trace.hits[rec.hit].poison_spans
@@ -112,7 +108,7 @@ def test_block_mask_spares_the_search_when_the_text_marks_the_copies(llm, pipeli
     assert rnd.path == "block" and rnd.resolved and "chunk" not in stages
     planted = {h for h, v in text_verdict(trace, rnd.anchor).items() if v}
     assert {c.hit for c in rnd.causal} == set(rnd.implicated) == planted and len(planted) >= 2
-    gold = _gold_prompt_spans(trace)
+    gold = gold_spans(trace)
     for c in rnd.causal:
         _round_trips(trace, c)
         assert any(overlaps(tuple(c.prompt), g) for g in gold) and trace.labels.target in c.text

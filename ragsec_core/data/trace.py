@@ -185,6 +185,11 @@ def overlaps(answer: str, reference: str) -> bool:
     return contains_norm(answer, reference) or contains_norm(reference, answer)
 
 
+def event_anchor(answer: str, target: str | None) -> str:
+    """The string an event is about: the adopted target when labels name it, else the answer."""
+    return target if target and overlaps(answer, target) else answer
+
+
 def is_abstention(answer: str) -> bool:
     return not normalize(answer) or bool(_ABSTAIN.search(normalize(answer).replace("_", " ")))
 

@@ -22,10 +22,10 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 
-from ragsec_core.data.trace import normalize
+from ragsec_core.data.trace import Trace, normalize
 from ragsec_core.models.endpoint import EndpointLLM
-from ragsec_core.models.llm import GenerationSettings
-from ragsec_core.models.replay import Replay
+from ragsec_core.models.llm import LLM, GenerationSettings
+from ragsec_core.models.replay import NaiveReplayEngine, Replay, ReplayEngine
 
 MIN_OVERLAP = 1e-3  # floor of the overlap before the logarithm: an unrelated answer scores log(1e-3)
 
@@ -94,3 +94,18 @@ class EndpointReplayEngine:
             if not self._base_tokens and prompt == self.base_prompt:
                 self._base_tokens = prompt_tokens
         return Replay(text, text_logprob(text, reference), ms, 0, prompt_tokens)
+
+
+Engine = ReplayEngine | NaiveReplayEngine | EndpointReplayEngine
+
+
+def engine_for(llm: LLM | EndpointLLM, trace: Trace, *, naive: bool = False) -> Engine:
+    """The replay engine for the generator that answered `trace`, at its logged settings: KV-reusing local
+    replay (or the naive reference path), or memoised requests to the endpoint, whose messages frame the
+    masked prompt as Pass-0's did. Pass-1 and the benchmark's gold replay share it, so both replay alike."""
+    settings = GenerationSettings(**trace.model["settings"])
+    if isinstance(llm, EndpointLLM):
+        frame = trace.messages_for if trace.prompt_message is not None else None
+        tokens = trace.timing.get("prompt_tokens")
+        return EndpointReplayEngine(llm, trace.prompt, settings, frame, int(tokens) if tokens else None)
+    return (NaiveReplayEngine if naive else ReplayEngine)(llm, trace.prompt, settings)

@@ -24,19 +24,16 @@ from ragsec_core.data.spans import (
     length,
     rank_sentences,
 )
-from ragsec_core.data.trace import DEFAULT_TRIGGER, Trace, compute_signals, contains_norm, fires, triggered
+from ragsec_core.data.trace import DEFAULT_TRIGGER, Trace, compute_signals, contains_norm, event_anchor, fires, triggered
 from ragsec_core.data.trace import overlaps as answer_overlaps
 from ragsec_core.models.endpoint import EndpointLLM
-from ragsec_core.models.endpoint_replay import EndpointReplayEngine
-from ragsec_core.models.llm import LLM, GenerationSettings
+from ragsec_core.models.endpoint_replay import EndpointReplayEngine, Engine, engine_for
+from ragsec_core.models.llm import LLM
 from ragsec_core.models.options import DEFAULT_BACKEND, INFLUENCE_OF
-from ragsec_core.models.replay import NaiveReplayEngine, ReplayEngine
 from ragsec_core.traceback.boundary import attribute_hit, attribute_rounds, local_masks, seed_span, span_record, text_verdict
 from ragsec_core.traceback.cohesion import Evidence, LiveEvidence
 from ragsec_core.traceback.options import DEFAULT_OBJECTIVE, OBJECTIVES
 from ragsec_core.traceback.result import Round, SpanRecord, Test, TracebackResult
-
-Engine = ReplayEngine | NaiveReplayEngine | EndpointReplayEngine
 
 
 @dataclass(frozen=True)
@@ -149,7 +146,7 @@ class Pass1:
         spent = replace(self.llm.usage) if isinstance(self.llm, EndpointLLM) else None
         answer = self.trace.answer
         if self.result.triggered:
-            self.engine = self._engine()
+            self.engine = engine_for(self.llm, self.trace, naive=self.naive)
             for t in range(self.b.max_rounds):
                 self._round = t
                 rnd = self._run_round(answer)
@@ -187,16 +184,6 @@ class Pass1:
             res.cohesion, res.reader = evidence.readings, evidence.reader.model_id
         return evidence
 
-    def _engine(self) -> Engine:
-        """The replay engine for this generator: KV-reusing local replay (or the naive reference path), or
-        memoised requests to the endpoint, whose messages frame the masked prompt as Pass-0's did."""
-        settings = GenerationSettings(**self.trace.model["settings"])
-        if isinstance(self.llm, EndpointLLM):
-            frame = self.trace.messages_for if self.trace.prompt_message is not None else None
-            tokens = self.trace.timing.get("prompt_tokens")
-            return EndpointReplayEngine(self.llm, self.trace.prompt, settings, frame, int(tokens) if tokens else None)
-        return (NaiveReplayEngine if self.naive else ReplayEngine)(self.llm, self.trace.prompt, settings)
-
     def _prefetch(self, candidates: Sequence[list[SpanRecord]]) -> None:
         """Send independent screening candidates together when the engine batches (an endpoint with
         `--concurrency` > 1); a no-op elsewhere. The tests that follow read the memo, so results and
@@ -208,7 +195,7 @@ class Pass1:
 
     def _run_round(self, answer: str) -> Round:
         self._ref = answer
-        self._anchor = self._event_anchor(answer)
+        self._anchor = event_anchor(answer, self.trace.labels.target)
         # what the text says of each answer holder (`boundary.text_verdict`): read once per round, it decides
         # which replays the fast path, the causal set, the sufficiency checks and the block mask spend
         self._verdict = text_verdict(self.trace, self._anchor)
@@ -225,11 +212,6 @@ class Pass1:
         # the reported spans are drawn once the run is over (`boundary.attribute_rounds`)
         return Round(self._round, answer, self._anchor, path, [], causal, final.answer, final.success, reproduced,
                      implicated)
-
-    def _event_anchor(self, answer: str) -> str:
-        """The string the event is about: the adopted target when labels name it, else the answer."""
-        target = self.trace.labels.target
-        return target if target and answer_overlaps(answer, target) else answer
 
     def _used_live(self) -> list[int]:
         """Used hits in rank order that still have unmasked text."""
