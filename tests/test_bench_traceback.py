@@ -47,7 +47,7 @@ def test_bench_cli_end_to_end_on_one_question(tmp_path, llm):
     out, traces = tmp_path / "r.json", tmp_path / "traces"
     r = subprocess.run([sys.executable, "-m", "ragsec_core.cli", "bench", "traceback", "--data", str(data), "--corpus",
                         "secops", "--mode", "standalone", "--alpha", "0.5", "--methods", "ragcharacter,robustrag",
-                        "--out", str(out), "--traces", str(traces)],
+                        "--mask-mode", "placeholder", "--out", str(out), "--traces", str(traces)],
                        check=False, capture_output=True, text=True, cwd=REPO, timeout=900)
     assert r.returncode == 0, r.stderr[-2000:]
     res = json.loads(out.read_text())
@@ -62,6 +62,11 @@ def test_bench_cli_end_to_end_on_one_question(tmp_path, llm):
     assert set(res["per_event"][0]["methods"]) == {"ragcharacter", "robustrag"}
     for m in res["methods"].values():  # every method carries its cost in forward passes and passage-level scores
         assert m["fpe_per_event"] > 0 and m["passage_f1"] is not None and len(m["char_f1_ci95"]) == 2
+    # the gold replay (the planted text masked) judged the event; Pass-1 masked as --mask-mode said
+    stored = json.loads(next(traces.glob("event-*.json")).read_text())
+    assert stored["pass1"]["mask_mode"] == "placeholder" and stored["gold"]["caused"] is res["per_event"][0]["caused"]
+    c = res["caused"]
+    assert c["events"] + c["not_caused"] == 1 and c["unjudged"] == 0 and "poison-caused events" in r.stdout
     # offline re-scoring of the stored event with the unchanged rule reproduces the live row exactly
     rescored = tmp_path / "rescore.json"
     rr = subprocess.run([sys.executable, "-m", "ragsec_core.cli", "bench", "traceback", "--rescore", str(traces),
@@ -71,12 +76,16 @@ def test_bench_cli_end_to_end_on_one_question(tmp_path, llm):
     live = res["per_event"][0]["methods"]["ragcharacter"]
     again = cmp["per_event"][0]["ragcharacter"]
     assert cmp["moved"] == [] and {k: again[k] for k in live if k != "details"} == {k: live[k] for k in live if k != "details"}
+    assert cmp["caused"]["rescored"] == cmp["caused"]["live"] == c | {"methods": {"ragcharacter": c["methods"]["ragcharacter"]}}
     empty = subprocess.run([sys.executable, "-m", "ragsec_core.cli", "bench", "traceback", "--rescore", str(tmp_path)],
                            check=False, capture_output=True, text=True, cwd=REPO, timeout=120)
     assert empty.returncode == 2 and "no stored events" in empty.stderr
     unknown = subprocess.run([sys.executable, "-m", "ragsec_core.cli", "bench", "traceback", "--data", str(data),
                               "--methods", "ppl,nope"], check=False, capture_output=True, text=True, cwd=REPO, timeout=120)
     assert unknown.returncode == 2 and "unknown method 'nope'" in unknown.stderr
+    past = subprocess.run([sys.executable, "-m", "ragsec_core.cli", "bench", "traceback", "--data", str(data), "--limit", "5",
+                           "--first-question", "1"], check=False, capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert past.returncode == 2 and "has only 1 question" in past.stderr
     bad = subprocess.run([sys.executable, "-m", "ragsec_core.cli", "bench", "traceback", "--data", str(tmp_path / "nope.json")],
                          check=False, capture_output=True, text=True, cwd=REPO, timeout=120)
     assert bad.returncode == 2 and "not found" in bad.stderr
@@ -95,7 +104,8 @@ def test_split_runs_merge_into_one_result(tmp_path):
     for i, (events, first) in enumerate((([event(1.0, 2)], 0), ([event(0.5, 4), event(0.0, 6)], 2))):
         path = tmp_path / f"part{i}.json"
         path.write_text(json.dumps({"complete": True, "outcomes": {"EVT": len(events), "CORRECT": 1, "CONFUSION": 0, "UNK": 0},
-                                    "per_event": events, "config": config | {"first_question": first, "out": str(path)}}))
+                                    "per_event": events, "config": config | {"first_question": first, "out": str(path),
+                                                                                   "traces": f"events-{i}"}}))
         parts.append(str(path))
     out = tmp_path / "all.json"
     r = subprocess.run([sys.executable, "-m", "ragsec_core.cli", "bench", "traceback", "--data", "d.json", "--merge", *parts,

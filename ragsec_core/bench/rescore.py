@@ -18,9 +18,12 @@ from typing import Any
 from ragsec_core._util.atomic import write_text_atomic
 from ragsec_core._util.errors import RagsecError
 from ragsec_core._util.safeio import read_json
+from ragsec_core.bench.causation import caused_line, gold_replay, summarise_caused
 from ragsec_core.bench.methods import score, summarise_method
+from ragsec_core.data.spans import DEFAULT_MASK_MODE
 from ragsec_core.data.trace import Trace
 from ragsec_core.models.llm import LLM, load_llm
+from ragsec_core.models.options import DEFAULT_BACKEND
 from ragsec_core.traceback.artifact import result_from_dict
 from ragsec_core.traceback.baselines import MethodResult
 from ragsec_core.traceback.boundary import reattribute
@@ -32,10 +35,11 @@ COMPARED = ("char_f1", "char_iou", "char_fpr", "chunk_acc", "passage_f1")
 
 
 def store_event(folder: str | Path, q: int, rec_id: str, trace: Trace, pass1: TracebackResult | None,
-                rows: dict[str, Any]) -> None:
-    """One event's evidence, written atomically (an interrupted run never leaves half a file)."""
+                rows: dict[str, Any], gold: dict[str, Any] | None = None) -> None:
+    """One event's evidence, written atomically (an interrupted run never leaves half a file). `gold`: the
+    benchmark's replay without the planted text (`causation.gold_replay`)."""
     record = {"question": q, "id": rec_id, "trace": trace.to_dict(), "pass1": pass1.to_dict() if pass1 else None,
-              "methods": rows}
+              "methods": rows, "gold": gold}
     Path(folder).mkdir(parents=True, exist_ok=True)
     write_text_atomic(Path(folder) / f"event-{q:05d}.json", json.dumps(record, ensure_ascii=False))
 
@@ -69,20 +73,38 @@ def rescore_event(event: dict[str, Any], reader: LLM | None = None) -> dict[str,
     return score(trace, res) | {"missed_readings": evidence.missed}
 
 
+def caused(event: dict[str, Any], reader: LLM | None = None) -> bool | None:
+    """Whether the planted text caused a stored event: its stored gold replay; for a folder written before
+    the gold replay existed, taken now with `reader` when that is the model that answered, else None."""
+    if event.get("gold"):
+        return bool(event["gold"]["caused"]) if event["gold"]["caused"] is not None else None
+    trace = Trace.from_dict(event["trace"])
+    if reader is None or trace.model.get("id") != reader.model_id or trace.model.get("backend", DEFAULT_BACKEND) != DEFAULT_BACKEND:
+        return None
+    mode = (event.get("pass1") or {}).get("mask_mode", DEFAULT_MASK_MODE)
+    judged: bool | None = gold_replay(reader, trace, mode)["caused"]  # typed: the replay's dict is Any
+    return judged
+
+
 def rescore(folder: str | Path, reader: LLM | None = None) -> dict[str, Any]:
-    """Live and re-scored summaries over the stored events, and the events whose score moved."""
+    """Live and re-scored summaries over the stored events (also over the events the planted text caused),
+    and the events whose score moved."""
     pairs = []
     for e in load_events(folder):
         new = rescore_event(e, reader)
         if new is not None:
-            pairs.append((e, new))
+            pairs.append((e | {"caused": caused(e, reader)}, new))
     if not pairs:
         raise RagsecError(f"'{folder}': no stored event has a RAGCharacter result (run with --methods ragcharacter)")
     live = [e["methods"]["ragcharacter"] for e, _ in pairs]
     moved = [{"question": e["question"], "id": e["id"], "live": e["methods"]["ragcharacter"]["char_f1"], "rescored": n["char_f1"]}
              for e, n in pairs if abs(n["char_f1"] - e["methods"]["ragcharacter"]["char_f1"]) > 1e-9]
+    rescored = [{"caused": e["caused"], "methods": {"ragcharacter": n}} for e, n in pairs]
     return {"folder": str(folder), "live": summarise_method(live), "rescored": summarise_method([n for _, n in pairs]),
-            "moved": moved, "missed_readings": sum(n["missed_readings"] for _, n in pairs), "per_event": [{"question": e["question"], "id": e["id"], "ragcharacter": n} for e, n in pairs]}
+            "caused": {"live": summarise_caused([e for e, _ in pairs], ["ragcharacter"]),
+                       "rescored": summarise_caused(rescored, ["ragcharacter"])},
+            "moved": moved, "missed_readings": sum(n["missed_readings"] for _, n in pairs),
+            "per_event": [{"question": e["question"], "id": e["id"], "caused": e["caused"], "ragcharacter": n} for e, n in pairs]}
 
 
 def cmd_rescore(args: argparse.Namespace) -> int:
@@ -92,6 +114,7 @@ def cmd_rescore(args: argparse.Namespace) -> int:
         s = out[name]
         print(f"{name:<10} {s['events']:>6} " + " ".join(f"{'-' if s[c] is None else s[c]:>11}" for c in COMPARED))
     print(f"{len(out['moved'])} event(s) changed Char F1 under the current rule")
+    print(caused_line(out["caused"]["rescored"], "ragcharacter") + " (re-scored)")
     if out["missed_readings"]:
         print(f"{out['missed_readings']} reading(s) the rule asked for were not stored (those sentences count as "
               "host): add --read to take them with the local model", file=sys.stderr)

@@ -31,6 +31,7 @@ from ragsec_core._util.inputs import check_params
 from ragsec_core._util.safeio import read_json
 from ragsec_core.bench.attack_forms import FormBuilder, plant_mode
 from ragsec_core.bench.attacks import AttackRecord, load_attack
+from ragsec_core.bench.causation import caused_line, gold_replay, summarise_caused
 from ragsec_core.bench.fanout import Failed, check_index, connected, pin_threads, ray_map, serial_map, shippable
 from ragsec_core.bench.methods import print_methods_table, score, summarise_methods
 from ragsec_core.bench.planting import PlantedCorpus, PlantPlan, clean_corpus
@@ -71,6 +72,8 @@ def cmd_bench_traceback(args: argparse.Namespace) -> int:
     if endpoint is not None:  # say how each method reaches a black-box victim
         print("methods: " + ", ".join(f"{m} ({a})" for m, a in access.items()), file=sys.stderr)
     records = load_attack(Path(args.data), args.attack_form)[: args.limit]
+    if args.first_question >= len(records):
+        raise RagsecError(f"--first-question {args.first_question}: '{args.data}' has only {len(records)} question(s)")
     with connected(args.ray):
         results = run_benchmark(records, args)
     print_table(results)
@@ -95,7 +98,8 @@ def method_context(args: argparse.Namespace, llm: LLM | EndpointLLM, planted: Pl
     here on a seeded sample of clean corpus chunks, only when a method needs it). With an endpoint
     victim the judge is a local surrogate (`--judge-model`, else the default model)."""
     judge = load_llm(args.judge_model) if args.judge_model else llm if isinstance(llm, LLM) else load_llm()
-    ctx = MethodContext(llm, judge, ppl_threshold=ppl_threshold, seed=args.seed)
+    ctx = MethodContext(llm, judge, ppl_threshold=ppl_threshold, seed=args.seed, mask_mode=args.mask_mode,
+                        objective=args.objective)
     if ppl_threshold is None and "ppl" in args.methods.split(","):
         ctx.ppl_threshold = calibrate(ctx, [c.text for c in planted.base.chunks], args.ppl_quantile, args.ppl_sample)
     return ctx
@@ -165,9 +169,12 @@ def answer(w: Worker, job: Job) -> dict[str, Any]:
         return {"outcome": outcome, "event": None}
     ev = w.ctx.for_event(retriever)
     rows = {m: score(trace, get(m).run(trace, ev)) for m in args.methods.split(",")}
+    gold = gold_replay(w.ctx.llm, trace, args.mask_mode)  # after the methods: it is in no method's cost
     if args.traces:  # Pass-1 is cached in the event context when RAGCharacter ran: reading it costs nothing
-        store_event(args.traces, job.q, rec.id, trace, ev.pass1(trace)[0] if "ragcharacter" in rows else None, rows)
-    event = {"id": rec.id, "question": job.q, "trace_id": trace.trace_id, "answer": trace.answer}
+        pass1 = ev.pass1(trace)[0] if "ragcharacter" in rows else None
+        store_event(args.traces, job.q, rec.id, trace, pass1, rows, gold)
+    event = {"id": rec.id, "question": job.q, "trace_id": trace.trace_id, "answer": trace.answer,
+             "caused": gold["caused"], "gold_answer": gold["answer"]}
     if "ragcharacter" in rows:
         event |= legacy_fields(rows["ragcharacter"])
     return {"outcome": outcome, "event": event | {"methods": rows}}
@@ -265,7 +272,7 @@ def merge_results(paths: list[str]) -> dict[str, Any]:
     result is complete only when every part is; it keeps every part's failed questions, and has no
     `questions` list, so it is never resumed (a part is: rerun its own command)."""
     parts = [read_json(Path(p), "traceback results") for p in paths]
-    varying = ("command", "bench", "first_question", "limit", "out", "merge", "ray", "threads")  # what differs between the parts
+    varying = ("command", "bench", "first_question", "limit", "out", "traces", "merge", "ray", "threads")  # may differ by part
     configs = [{k: v for k, v in r.get("config", {}).items() if k not in varying} for r in parts]
     if any(c != configs[0] for c in configs):
         raise RagsecError("--merge needs result files of one configuration (data, P, k, alpha, … differ)")
@@ -302,6 +309,7 @@ def summarise(
         **{k: per_method[primary][k] for k in ("calls_per_event", "fpe_per_event", "seconds_per_event")},
         "primary_method": primary,
         "methods": per_method,
+        "caused": summarise_caused(events, methods),
         "access": check_access(methods, bool(getattr(args, "endpoint", None))),
         "ppl_threshold": ppl_threshold,
         "config": _config(args),
@@ -321,6 +329,8 @@ def print_table(r: dict[str, Any]) -> None:
         lo, hi = r["char_f1_ci95"]
         print(f"Char F1 95% interval (bootstrap over events): {lo}-{hi}; passage P/R/F1 (top-5): "
               f"{r['passage_precision']} / {r['passage_recall']} / {r['passage_f1']}")
+    if r["events"]:
+        print(caused_line(r["caused"], r["primary_method"]))
     if list(r["methods"]) != ["ragcharacter"]:
         print()
         print_methods_table(r["methods"])

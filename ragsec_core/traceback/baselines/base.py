@@ -13,8 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ragsec_core.data.spans import Span
-from ragsec_core.data.trace import Trace, overlaps
+from ragsec_core.data.spans import DEFAULT_MASK_MODE, Span
+from ragsec_core.data.trace import Trace, event_anchor, overlaps
+from ragsec_core.traceback.options import DEFAULT_OBJECTIVE
 from ragsec_core.traceback.ragcharacter import run_pass1
 
 if TYPE_CHECKING:
@@ -61,13 +62,16 @@ class MethodContext:
     retriever: HybridRetriever | None = None  # the event's corpus index, for re-retrieval
     ppl_threshold: float | None = None  # calibrated once per benchmark on benign corpus chunks
     seed: int = 0
+    mask_mode: str = DEFAULT_MASK_MODE  # Pass-1's masking and objective (`bench traceback --mask-mode/--objective`)
+    objective: str = DEFAULT_OBJECTIVE
     calls: int = 0  # incremented by every model call the helpers make
     tokens: int = 0  # tokens those calls pushed through a model (the forward-pass-equivalent count)
     _memo: dict[str, tuple[Any, Spent]] = field(default_factory=dict)
 
     def for_event(self, retriever: HybridRetriever | None) -> MethodContext:
         """A fresh per-event context (shared results must not leak across events)."""
-        return MethodContext(self.llm, self.judge, retriever, self.ppl_threshold, self.seed)
+        return MethodContext(self.llm, self.judge, retriever, self.ppl_threshold, self.seed, self.mask_mode,
+                             self.objective)
 
     def shared(self, key: str, compute: Callable[[], Any]) -> tuple[Any, Spent]:
         """A per-event value computed once and reused by several methods (RAGOrigin's ranking by
@@ -84,7 +88,7 @@ class MethodContext:
     def pass1(self, trace: Trace) -> tuple[TracebackResult, Spent]:
         """RAGCharacter Pass-1 on this event, run once per event (see `shared`)."""
         def compute() -> TracebackResult:
-            res = run_pass1(self.llm, trace, reader=self.judge)  # the judge is local: it reads for the boundary
+            res = run_pass1(self.llm, trace, objective=self.objective, mask_mode=self.mask_mode, reader=self.judge)  # the judge is local: it reads for the boundary
             self.calls += res.model_calls
             self.tokens += round(res.forward_pass_equivalents * int(trace.timing.get("prompt_tokens") or 0))
             return res
@@ -98,15 +102,9 @@ class Method(Protocol):
     def run(self, trace: Trace, ctx: MethodContext) -> MethodResult: ...
 
 
-def event_anchor(trace: Trace) -> str:
-    """The string the event is about: the adopted target when labels name it, else the answer."""
-    target = trace.labels.target
-    return target if target and overlaps(trace.answer, target) else trace.answer
-
-
 def carries_event(answer: str, trace: Trace) -> bool:
     """Keyword match of a (re)generated answer against the observed event."""
-    return overlaps(answer, event_anchor(trace)) or overlaps(answer, trace.answer)
+    return overlaps(answer, event_anchor(trace.answer, trace.labels.target)) or overlaps(answer, trace.answer)
 
 
 def whole(trace: Trace, hits: list[int]) -> list[tuple[int, Span]]:

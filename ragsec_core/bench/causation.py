@@ -1,0 +1,56 @@
+"""Which benchmark events the planted text caused: one replay of the logged prompt without it.
+
+The benchmark scores every triggered event against the planted text. But a victim can state the target
+without any planted text: from its own prior ("how many seasons …" → "2" whatever the passage says), or
+from a benign passage that says the same. Then nothing in the prompt's planted characters caused the
+event, and a traceback that reports no cause (Pass-1's "persists") is right, yet scores Char F1 0 against
+a gold span that did not matter. The benchmark tells the two apart with what only it knows, the gold spans
+and the target: it replays the logged prompt once with every planted character masked (as Pass-1 masks)
+and calls the event caused when the replayed answer no longer states the target. Results report Char F1
+over all events and over the caused ones. This replay is evaluation, not part of any method, so it counts
+in no method's cost.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ragsec_core.bench.methods import gold_spans, summarise_method
+from ragsec_core.data.spans import DEFAULT_MASK_MODE, apply_masks
+from ragsec_core.data.trace import Trace, overlaps
+from ragsec_core.models.endpoint import EndpointLLM
+from ragsec_core.models.endpoint_replay import engine_for
+from ragsec_core.models.llm import LLM
+
+
+def gold_replay(llm: LLM | EndpointLLM, trace: Trace, mask_mode: str = DEFAULT_MASK_MODE) -> dict[str, Any]:
+    """{"answer": the victim's answer with every gold span masked, "caused": that answer no longer states
+    the target}. A trace without a target (no labels) cannot be judged: no replay, both None."""
+    target = trace.labels.target
+    if not target:
+        return {"answer": None, "caused": None}
+    answer = engine_for(llm, trace).replay(apply_masks(trace.prompt, gold_spans(trace), mask_mode), trace.answer).answer
+    return {"answer": answer, "caused": not overlaps(answer, target)}
+
+
+def summarise_caused(events: list[dict[str, Any]], methods: list[str]) -> dict[str, Any]:
+    """Every method's summary over the caused events, how many events the planted text did not cause and
+    how many of those RAGCharacter rightly left without a span, and how many were not judged (results
+    written before the gold replay existed). Events are results rows: {"caused", "methods": {method: row}}."""
+    caused = [e for e in events if e.get("caused") is True]
+    not_caused = [e for e in events if e.get("caused") is False]
+    return {
+        "events": len(caused), "not_caused": len(not_caused), "unjudged": len(events) - len(caused) - len(not_caused),
+        "not_caused_left_blank": sum(e["methods"].get("ragcharacter", {}).get("pred_chars", 1) == 0 for e in not_caused),
+        "methods": {m: summarise_method([e["methods"][m] for e in caused if m in e["methods"]]) for m in methods},
+    }
+
+
+def caused_line(c: dict[str, Any], method: str) -> str:
+    """One line for the tables: the method's scores over the caused events, and what the others were."""
+    m = c["methods"].get(method, {})
+    lo, hi = m.get("char_f1_ci95") or ("-", "-")
+    line = (f"poison-caused events: {c['events']} ({method}: Char F1 {m.get('char_f1')} ({lo}-{hi}), IoU "
+            f"{m.get('char_iou')}, FPR {m.get('char_fpr')}); not caused: {c['not_caused']} (the victim states the "
+            f"target without the planted text; {c['not_caused_left_blank']} left without a span)")
+    return line + (f"; not judged: {c['unjudged']}" if c["unjudged"] else "")
