@@ -108,7 +108,7 @@ def test_split_runs_merge_into_one_result(tmp_path):
                                                                                    "traces": f"events-{i}"}}))
         parts.append(str(path))
     out = tmp_path / "all.json"
-    r = subprocess.run([sys.executable, "-m", "ragsec_core.cli", "bench", "traceback", "--data", "d.json", "--merge", *parts,
+    r = subprocess.run([sys.executable, "-m", "ragsec_core.cli", "bench", "traceback", "--merge", *parts,
                         "--out", str(out)], check=False, capture_output=True, text=True, cwd=REPO, timeout=120)
     assert r.returncode == 0, r.stderr
     merged = json.loads(out.read_text())

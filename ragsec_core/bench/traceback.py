@@ -51,14 +51,14 @@ RESUME_VARYING = ("ray", "out", "traces")  # flags that may change between an in
 def cmd_bench_traceback(args: argparse.Namespace) -> int:
     if args.rescore:
         return cmd_rescore(args)
-    if not args.data:
-        raise RagsecError("--data is required (an attack file), except with --rescore")
-    check_index(args)
     if args.merge:
         results = merge_results(args.merge)
         save(results, args.out)
         print_table(results)
         return 0
+    if not args.data:
+        raise RagsecError("--data is required (an attack file), except with --rescore or --merge")
+    check_index(args)
 
     check_params(args.k, args.alpha)
     if args.poisons_per_query < 1 or args.limit < 1 or not 0 <= args.first_question < args.limit:

@@ -52,7 +52,7 @@ def add_bench_parsers(subparsers: Any) -> None:
 def _traceback(subparsers: Any) -> None:
     p = subparsers.add_parser("traceback", help="RAGCharacter Pass-1 benchmark (Char F1 / IoU / FPR)")
     p.add_argument("--data", default=None, help="attack file (PoisonedRAG / Stealthy / list format); required "
-                   "except with --rescore")
+                   "except with --rescore or --merge")
     add_corpus_args(p, help="clean corpus (default: the data file's context passages)", variant=False)
     p.add_argument("--mode", choices=PLANT_MODES, default=PLANT_MODES[0])
     p.add_argument("--attack-form", choices=ATTACK_FORMS, default=ATTACK_FORMS[0])
