@@ -100,6 +100,9 @@ if loaded["traceback"]:
     if points:
         st.plotly_chart(traceback_scatter(points), key="bench_tb_scatter")
         st.dataframe(pd.DataFrame(points_table(points)), hide_index=True, width="stretch", key="bench_tb_points")
+        st.caption("char_f1_caused: Char F1 on the events the planted text caused (the benchmark's gold replay: "
+                   "with every planted character masked, the answer no longer states the target); empty in "
+                   "results written before it.")
     else:
         st.warning("These traceback files have no char_f1/char_fpr yet (no traced events): re-run the bench with more questions.")
     outcomes = {name: outcome_counts(r) for name, r in loaded["traceback"] if outcome_counts(r)}

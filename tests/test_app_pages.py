@@ -140,6 +140,7 @@ TRACEBACK = {
                "poisons_per_query": 1},
     "methods": {"pass1": {"char_f1": 0.55, "char_fpr": 0.26, "events": 2},
                 "<img src=x onerror=alert(1)>": {"char_f1": 0.3, "char_fpr": 0.6, "events": 2}},
+    "caused": {"events": 1, "not_caused": 1, "methods": {"pass1": {"char_f1": 0.8, "events": 1}, "x": "junk"}},
 }
 DSCAN = {"auc": 0.86, "f1": 0.78, "by_n": {"1": {"auc": 0.79}}, "ablations": {"no_doc": {"auc": 0.83}},
          "zero_shot": {"auc": 0.63}, "roc": {"fpr": [0, 0.2, 1], "tpr": [0, 0.7, 1]},
@@ -317,6 +318,7 @@ def test_results_detection_and_clear_errors():
     pts = traceback_points(TRACEBACK, "tb.json")
     assert [p["method"] for p in pts] == ["pass1", "<img src=x onerror=alert(1)>"]
     assert pts[0]["attack"] == "wiki_open_nq embedded black P=1"
+    assert (pts[0]["char_f1_caused"], pts[0]["caused_events"], pts[1]["char_f1_caused"]) == (0.8, 1, None)
     assert points_table([{"method": "a\u202eb", "attack": "x", "char_f1": 1}])[0]["method"] == "a\\u202eb"
     listed = dict(TRACEBACK, methods=[{"method": "attention", "char_f1": 0.1, "char_fpr": 0.2}, "junk"])
     assert [p["method"] for p in traceback_points(listed, "x")] == ["attention"]

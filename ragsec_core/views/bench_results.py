@@ -95,8 +95,11 @@ def attack_label(results: dict[str, Any], fallback: str) -> str:
 
 def traceback_points(results: dict[str, Any], name: str) -> list[dict[str, Any]]:
     """One point per method: `methods` (dict name -> summary, or list of {method|name, ...}) when present,
-    else the file's own top-level summary as the single method "ragcharacter" (Pass-1, the name the bench gives it)."""
+    else the file's own top-level summary as the single method "ragcharacter" (Pass-1, the name the bench gives it).
+    Each point also carries the method's Char F1 on the events the planted text caused (the gold replay's
+    `caused` summary; None in files written before it)."""
     attack = attack_label(results, name)
+    caused = _dict(_dict(results.get("caused")).get("methods"))
     methods = results.get("methods")
     items: list[tuple[str, Any]]
     if isinstance(methods, dict):
@@ -113,8 +116,10 @@ def traceback_points(results: dict[str, Any], name: str) -> list[dict[str, Any]]
         f1, fpr = _num(summary.get("char_f1")), _num(summary.get("char_fpr"))
         if f1 is None or fpr is None:
             continue
+        c = _dict(caused.get(method))
         points.append({"method": str(method), "attack": attack, "char_f1": f1, "char_fpr": fpr,
-                       "events": summary.get("events"), "source": name})
+                       "events": summary.get("events"), "caused_events": c.get("events"),
+                       "char_f1_caused": _num(c.get("char_f1")), "source": name})
     return points
 
 
