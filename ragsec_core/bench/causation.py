@@ -1,10 +1,10 @@
 """Which benchmark events the planted text caused: one replay of the logged prompt without it.
 
 The benchmark scores every triggered event against the planted text. But a victim can state the target
-without any planted text: from its own prior ("how many seasons …" → "2" whatever the passage says), or
-from a benign passage that says the same. Then nothing in the prompt's planted characters caused the
-event, and a traceback that reports no cause (Pass-1's "persists") is right, yet scores Char F1 0 against
-a gold span that did not matter. The benchmark tells the two apart with what only it knows, the gold spans
+without any planted text: from the question itself (HotpotQA's "A or B?" names both answers), or from a
+benign passage that says the same (a Wikipedia passage that names "Burt Reynolds" too). Then nothing in
+the prompt's planted characters caused the event, and a traceback that reports no cause is right, yet
+scores Char F1 0 against a gold span that did not matter. The benchmark tells the two apart with what only it knows, the gold spans
 and the target: it replays the logged prompt once with every planted character masked (as Pass-1 masks)
 and calls the event caused when the replayed answer no longer states the target. Results report Char F1
 over all events and over the caused ones. This replay is evaluation, not part of any method, so it counts

@@ -77,13 +77,11 @@ def caused(event: dict[str, Any], reader: LLM | None = None) -> bool | None:
     """Whether the planted text caused a stored event: its stored gold replay; for a folder written before
     the gold replay existed, taken now with `reader` when that is the model that answered, else None."""
     if event.get("gold"):
-        return bool(event["gold"]["caused"]) if event["gold"]["caused"] is not None else None
+        return event["gold"]["caused"]
     trace = Trace.from_dict(event["trace"])
     if reader is None or trace.model.get("id") != reader.model_id or trace.model.get("backend", DEFAULT_BACKEND) != DEFAULT_BACKEND:
         return None
-    mode = (event.get("pass1") or {}).get("mask_mode", DEFAULT_MASK_MODE)
-    judged: bool | None = gold_replay(reader, trace, mode)["caused"]  # typed: the replay's dict is Any
-    return judged
+    return gold_replay(reader, trace, (event.get("pass1") or {}).get("mask_mode", DEFAULT_MASK_MODE))["caused"]
 
 
 def rescore(folder: str | Path, reader: LLM | None = None) -> dict[str, Any]:

@@ -72,12 +72,16 @@ def grow(text: str, block: Span) -> Span:
     attribution passes here, so a sentence is checked only when the result depends on it: the block's own
     first, its neighbours only for a misspelled block."""
     sentences = sentence_spans(text)
+
+    def misspelled(i: int) -> bool:
+        return is_misspelled(text[sentences[i][0] : sentences[i][1]])
+
     inside = [i for i, s in enumerate(sentences) if s[0] < block[1] and block[0] < s[1]]
-    if not any(is_misspelled(text[sentences[i][0] : sentences[i][1]]) for i in inside):
+    if not any(misspelled(i) for i in inside):
         return block
     first, last = inside[0], inside[-1]
-    while first > 0 and is_misspelled(text[sentences[first - 1][0] : sentences[first - 1][1]]):
+    while first > 0 and misspelled(first - 1):
         first -= 1
-    while last + 1 < len(sentences) and is_misspelled(text[sentences[last + 1][0] : sentences[last + 1][1]]):
+    while last + 1 < len(sentences) and misspelled(last + 1):
         last += 1
     return min(block[0], sentences[first][0]), max(block[1], sentences[last][1])
