@@ -204,6 +204,12 @@ def test_planted_case_over_http_fires_and_traces_to_the_planted_sentence(llama_s
     assert res.resolved and res.backend == "endpoint" and res.influence == "text-overlap"
     assert any(PLANTED in a.text for a in res.attribution)
     assert res.usage["requests"] == res.model_calls >= 1 and res.usage["prompt_tokens"] > 0
+    # the benchmark's gold replay goes over the same server: one request, the planted text caused the event
+    from ragsec_core.bench.causation import gold_replay
+
+    before = llm.usage.requests
+    gold = gold_replay(llm, trace)
+    assert trace.labels.target and gold["caused"] is True and llm.usage.requests == before + 1
 
 
 def test_concurrent_screening_equals_one_at_a_time(llama_server, secops_embedded):
