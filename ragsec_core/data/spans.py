@@ -93,7 +93,13 @@ _SEAM = re.compile(r"(?<=[\w)\]])\s+(?=(?:" + "|".join(sorted(w.capitalize() for
 
 def sentence_spans(text: str, limit: int = MAX_SENTENCES) -> list[Span]:
     """spaCy's rule-based sentencizer (works offline), also split after citation markers and at seams, as
-    trimmed spans."""
+    trimmed spans. A fresh list each call (callers may change it) over one parse per text: the boundary's
+    rules (`splice`, `misspelling`, `cohesion`) each split the same implicated chunk."""
+    return list(_sentences(text)[:limit])
+
+
+@lru_cache(maxsize=512)
+def _sentences(text: str) -> tuple[Span, ...]:
     doc = _sentencizer()(text)
     spans = []
     for sent in doc.sents:
@@ -101,7 +107,7 @@ def sentence_spans(text: str, limit: int = MAX_SENTENCES) -> list[Span]:
             [m.end() for m in _CITATION_END.finditer(text, sent.start_char, sent.end_char)]
             + [m.end() for m in _SEAM.finditer(text, sent.start_char, sent.end_char)])
         spans += [trim(text, (a, b)) for a, b in zip(cuts, cuts[1:] + [sent.end_char])]
-    return [s for s in spans if s[1] > s[0]][:limit]
+    return tuple(s for s in spans if s[1] > s[0])
 
 
 def rank_sentences(text: str, answer: str, masked: Sequence[Span] = ()) -> list[Span]:

@@ -1,5 +1,6 @@
 """PPL-Char: event-local perplexity ranking, a sliding-window perplexity scan for suspicious sub-spans,
-then occlusion on the victim model (prefix-cached replay) down to a minimal span that suppresses y.
+then occlusion on the victim model (prefix-cached replay, masking as Pass-1 does: `--mask-mode`) down to a
+minimal span that suppresses y.
 
 No corpus calibration: chunks are ranked against each other within the event. When no window's
 occlusion suppresses the event, the most surprising window is reported as it is.
@@ -59,7 +60,7 @@ class PPLChar:
 
         def suppressed(i: int, span: Span) -> bool:
             a = blocks[i].start
-            return not carries_event(engine.replay(apply_masks(trace.prompt, [(a + span[0], a + span[1])]), trace.answer).answer, trace)
+            return not carries_event(engine.replay(apply_masks(trace.prompt, [(a + span[0], a + span[1])], ctx.mask_mode), trace.answer).answer, trace)
 
         found: tuple[int, Span] | None = None
         occluded = False
