@@ -89,11 +89,21 @@ def test_multi_holder_fast_path_masks_the_planted_copies_jointly(llm, pipeline):
         _round_trips(trace, rec)
         assert any(overlaps(tuple(rec.prompt), g) for g in gold) or not trace.hits[rec.hit].poison_spans
     assert trace.labels.target.lower() not in res.final_answer.lower()
+    # the benign holder that the text rules out was replayed alone and does not state the event by itself
+    alone = [t for t in res.tests if t.stage == "alone"]
+    assert res.rounds[0].alone == [] and all(t.success for t in alone)
+    assert {h for t in alone for h in holders - {s.hit for s in t.spans}} <= holders - planted
     # a query whose words the poisons do not repeat: the text marks nothing, so the paper's one-holder fast
     # path goes first, fails, the joint mask succeeds and each holder is pruned in turn
     unmarked = replace(trace, query="Where is it?")
-    again = [t.stage for t in run_pass1(llm, unmarked).tests]
+    blind = run_pass1(llm, unmarked)
+    again = [t.stage for t in blind.tests]
     assert again[:2] == ["fast_path", "fast_path_multi"] and again.count("prune") == len(joint.spans)
+    # the pruning keeps only the copies the event needed in company; the holders it dropped are replayed
+    # alone, and a copy that states the event by itself is reported while the benign passage is not
+    rnd = blind.rounds[0]
+    assert rnd.alone and {c.hit for c in rnd.causal}.isdisjoint(rnd.alone), again
+    assert {a.hit for a in blind.attribution} == planted
 
 
 def test_block_mask_spares_the_search_when_the_text_marks_the_copies(llm, pipeline):

@@ -22,6 +22,9 @@ from ragsec_core.traceback.result import Round, SpanRecord, TracebackResult
 from ragsec_core.traceback.splice import query_targeted, region
 
 WHOLE_CHUNK_PATHS = ("fallback_chunk",)  # Pass-1 found no span inside the chunk: the chunk is reported whole
+# The rounds after which a holder that states the event on its own is reported (`Round.alone`): not after a
+# one-mask success (the event needed that chunk alone), nor `persists`/`fallback_chunk` (no mask was found).
+ALONE_PATHS = ("fast_path_multi", "block", "search")
 
 
 def span_record(trace: Trace, hit: int, local: Span) -> SpanRecord:
@@ -49,16 +52,18 @@ def seed_span(text: str, anchor: str, masked: Sequence[Span], causal: Span | Non
 
 
 def attribute_hit(trace: Trace, hit: int, anchor: str, masks: Sequence[Span], causal: Span | None,
-                  evidence: Evidence) -> SpanRecord:
+                  evidence: Evidence, said: str = "") -> SpanRecord:
     """The reported span in one implicated chunk: the planted region around the claim (`splice.region`),
     grown over the misspelled sentences next to it when it is a typo-perturbed copy (`misspelling.grow`) and
-    over the sentences that continue it (`cohesion.extend`), or the causal span alone when nothing anchors it."""
+    over the sentences that continue it (`cohesion.extend`), or the causal span alone when nothing anchors it.
+    `said`: the model's answer that the claim sentence is matched with (none: the block mask's hypothesis,
+    drawn from the text alone before any replay)."""
     text = trace.hits[hit].text
     masked = local_masks(trace, hit, masks)
     seed = seed_span(text, anchor, masked, causal)
     if seed is None:
         return span_record(trace, hit, causal or (0, len(text)))
-    block = grow(text, region(text, seed, anchor, trace.query))
+    block = grow(text, region(text, seed, anchor, trace.query, said))
     return span_record(trace, hit, extend(trace, hit, block, evidence))
 
 
@@ -82,15 +87,27 @@ def text_verdict(trace: Trace, anchor: str) -> dict[int, bool | None]:
 def implicated(trace: Trace, rnd: Round, reported: set[int]) -> list[int]:
     """The chunks a round reports: the replays' verdict (the chunks whose masks the event needed and those
     that restored it alone), less the holders the text rules out, plus every holder the text reports (a
-    further planted copy, which a fragile model may not need) (`text_verdict`). Without any query-targeted
-    claim, a holder that the joint mask merely covered is dropped."""
+    further planted copy, which a fragile model may not need) (`text_verdict`) and every holder that states
+    the event on its own (`Round.alone`: a copy the text cannot tell from a benign mention). Without any
+    query-targeted claim, a holder that the joint mask merely covered is dropped."""
     text = text_verdict(trace, rnd.anchor)
     hits = [h for h in verdict(rnd) if h not in reported and text.get(h) is not False]
     if rnd.path == "fast_path_multi" and not any(text.values()):
         needed = {r.hit for r in rnd.causal}
         hits = [h for h in hits if h in needed]
-    copies = [i for i, v in text.items() if v and i not in hits and i not in reported]
+    alone = set(rnd.alone) if rnd.path in ALONE_PATHS else set()
+    copies = [i for i, v in text.items() if (v or i in alone) and i not in hits and i not in reported]
     return hits + copies
+
+
+def said_alone(result: TracebackResult, rnd: Round) -> dict[int, str]:
+    """What the model answered from each chunk that a round's `alone` replay left unmasked."""
+    out = {}
+    for t in result.tests:
+        if t.round == rnd.index and t.stage == "alone":
+            masked = {s.hit for s in t.spans}
+            out.update({h: t.answer for h in rnd.alone if h not in masked})
+    return out
 
 
 def attribute_rounds(trace: Trace, result: TracebackResult, evidence: Evidence | None = None) -> list[list[SpanRecord]]:
@@ -107,7 +124,8 @@ def attribute_rounds(trace: Trace, result: TracebackResult, evidence: Evidence |
         if rnd.path in WHOLE_CHUNK_PATHS:
             spans = [span_record(trace, h, (0, len(trace.hits[h].text))) for h in verdict(rnd) if h not in reported]
         else:
-            spans = [attribute_hit(trace, h, rnd.anchor, masks, causal.get(h), evidence)
+            said = said_alone(result, rnd)
+            spans = [attribute_hit(trace, h, rnd.anchor, masks, causal.get(h), evidence, said.get(h, rnd.event_answer))
                      for h in implicated(trace, rnd, reported)]
         reported |= {r.hit for r in spans}
         out.append(spans)

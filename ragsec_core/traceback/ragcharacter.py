@@ -30,42 +30,20 @@ from ragsec_core.models.endpoint import EndpointLLM
 from ragsec_core.models.endpoint_replay import EndpointReplayEngine, Engine, engine_for
 from ragsec_core.models.llm import LLM
 from ragsec_core.models.options import DEFAULT_BACKEND, INFLUENCE_OF
-from ragsec_core.traceback.boundary import attribute_hit, attribute_rounds, local_masks, seed_span, span_record, text_verdict
+from ragsec_core.traceback.boundary import (
+    ALONE_PATHS,
+    attribute_hit,
+    attribute_rounds,
+    local_masks,
+    seed_span,
+    span_record,
+    text_verdict,
+)
+from ragsec_core.traceback.boundary import implicated as boundary_implicated
+from ragsec_core.traceback.budgets import Budgets
 from ragsec_core.traceback.cohesion import Evidence, LiveEvidence
 from ragsec_core.traceback.options import DEFAULT_OBJECTIVE, OBJECTIVES
 from ragsec_core.traceback.result import Round, SpanRecord, Test, TracebackResult
-
-
-@dataclass(frozen=True)
-class Budgets:
-    """The paper's implementation defaults."""
-
-    max_chunks: int = 5
-    max_sentences: int = 5
-    kept_regions: int = 2
-    max_span_candidates: int = 12
-    max_bisect_steps: int = 6
-    min_span_len: int = 4
-    max_rounds: int = 3
-    early_stop: bool = True  # stop chunk, sentence and phrase screening at the first successful mask
-    # Our extension for several poisons (P = 5): when masking the first answer-holding chunk alone fails (or
-    # the text marks two or more holders as planted copies), mask the answer in every holder in one replay,
-    # keeping in the causal set the masks the event needs; after a one-mask success, other holders that
-    # restore the event on their own are reported too (one replay each). False: the paper's fast path.
-    multi_holder: bool = True
-    # Our extensions, each False for the paper's search whatever the cost. Context check: before the
-    # search, one replay masks every chunk that states the event string; if the event survives, the round
-    # stops ("persists"). Block mask: when the fast path fails and the text marks holders as planted, one
-    # replay masks their planted blocks (the boundary's textual rule); if the event goes, the round ends
-    # ("block"). Stop unfound: a round whose search found no mask that removes the event (only the context
-    # check did) ends the run, instead of masking its best guess and repeating the same futile search.
-    context_check: bool = True
-    block_mask: bool = True
-    stop_unfound: bool = True
-    # Round 0 reuses the Pass-0 answer and signals instead of a baseline call (§4.3); True replays the
-    # unmasked prompt too, to check that it reproduces the logged answer and to anchor influence at
-    # the drop from the unmasked log-probability.
-    baseline_replay: bool = False
 
 
 @dataclass(frozen=True)
@@ -110,6 +88,7 @@ class Pass1:
         self._ref = trace.answer
         self._base_lp = 0.0
         self._verdict: dict[int, bool | None] = {}  # the round's textual verdict (`_run_round`)
+        self._alone_memo: dict[int, bool] = {}  # the round's replays of one chunk alone (`_states_alone`)
 
     # ------------------------------------------------------------ coordinates and tests
     def record(self, hit: int, local: Span) -> SpanRecord:
@@ -170,7 +149,7 @@ class Pass1:
 
     def _found_mask(self, round_: int) -> bool:
         """Some replay of the round, besides the context check and the final test, removed the event."""
-        return any(t.success for t in self.result.tests if t.round == round_ and t.stage not in ("context", "final"))
+        return any(t.success for t in self.result.tests if t.round == round_ and t.stage not in ("context", "alone", "final"))
 
     def _attribute(self) -> LiveEvidence | None:
         """Draw every round's reported spans (`boundary.attribute_rounds`, the rule --rescore reruns), the
@@ -199,6 +178,7 @@ class Pass1:
         # what the text says of each answer holder (`boundary.text_verdict`): read once per round, it decides
         # which replays the fast path, the causal set, the sufficiency checks and the block mask spend
         self._verdict = text_verdict(self.trace, self._anchor)
+        self._alone_memo = {}
         reproduced: bool | None = None
         self._base_lp = 0.0
         if self._round > 0 or self.b.baseline_replay:  # later rounds: the previous final test, memoised
@@ -206,12 +186,37 @@ class Pass1:
             base = self.engine.replay(apply_masks(self.trace.prompt, self.masks, self.mask_mode), answer)
             self._base_lp, reproduced = base.logprob, base.answer == answer
         path, implicated, causal = self._fast_path() or self._search()
+        # the reported spans are drawn once the run is over (`boundary.attribute_rounds`)
+        rnd = Round(self._round, answer, self._anchor, path, [], causal, "", False, reproduced, implicated)
+        rnd.alone = self._alone(rnd)  # before the round's masks join the cumulative set
         self.masks += [c.prompt_span for c in causal]
         self.result.causal += causal
         final = self.test("final", [])
-        # the reported spans are drawn once the run is over (`boundary.attribute_rounds`)
-        return Round(self._round, answer, self._anchor, path, [], causal, final.answer, final.success, reproduced,
-                     implicated)
+        rnd.answer_after, rnd.resolved = final.answer, final.success
+        return rnd
+
+    def _alone(self, rnd: Round) -> list[int]:
+        """The holders the round would not report (`boundary.implicated`) that state the event on their own:
+        one replay each with every other used chunk masked whole. A poison is written so that the model
+        adopts its claim from it alone (PoisonedRAG's condition on each copy); a passage that merely mentions
+        the answer string does not make the model answer with it. The text (`text_verdict`) cannot tell the
+        two apart when the copies carry no question. Only with two or more holders, and not after the
+        context check showed that the event survives without any of them (`persists`), and not after a
+        one-mask success (the event needed that chunk; `_sufficient` already asked the others)."""
+        holders = [i for i in self.trace.used if i in self._verdict]
+        if not self.b.multi_holder or rnd.path not in ALONE_PATHS or len(holders) < 2:
+            return []
+        reported: set[int] = set()
+        for r in [*self.result.rounds, rnd]:
+            reported |= set(boundary_implicated(self.trace, r, reported))
+        return [i for i in holders if i not in reported and self._states_alone(i)]
+
+    def _states_alone(self, hit: int) -> bool:
+        """One replay with every used chunk but `hit` masked whole (memoised per round): the event holds."""
+        if hit not in self._alone_memo:
+            others = [self.record(j, (0, len(self.trace.hits[j].text))) for j in self.trace.used if j != hit]
+            self._alone_memo[hit] = not self.test("alone", others).success
+        return self._alone_memo[hit]
 
     def _used_live(self) -> list[int]:
         """Used hits in rank order that still have unmasked text."""

@@ -27,7 +27,7 @@ class SpanRecord:
 @dataclass
 class Test:
     round: int
-    stage: str  # fast_path | fast_path_multi | prune | sufficiency | block | context | chunk | sentence | phrase | bisect | final
+    stage: str  # fast_path | fast_path_multi | prune | sufficiency | block | context | alone | chunk | sentence | phrase | bisect | final
     spans: list[SpanRecord]  # what this test masked (on top of earlier rounds' masks)
     answer: str
     influence: float  # drop in the influence signal (INFLUENCES); for logprob: drop in mean log-prob of the round's event answer (round 0 without a baseline: -mean log-prob)
@@ -51,6 +51,9 @@ class Round:
     # copies or drops benign holders. Kept apart so a stored result can be re-attributed (`--rescore`).
     # Empty in artifacts written before it existed: the round's attribution hits stand in.
     implicated: list[int] = field(default_factory=list)
+    # Holders the round would not report that state the event on their own: replayed with every other used
+    # chunk masked whole, the answer still carries the event (`Pass1._alone`). Empty in older artifacts.
+    alone: list[int] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
