@@ -89,10 +89,8 @@ def test_multi_holder_fast_path_masks_the_planted_copies_jointly(llm, pipeline):
         _round_trips(trace, rec)
         assert any(overlaps(tuple(rec.prompt), g) for g in gold) or not trace.hits[rec.hit].poison_spans
     assert trace.labels.target.lower() not in res.final_answer.lower()
-    # the benign holder that the text rules out was replayed alone and does not state the event by itself
-    alone = [t for t in res.tests if t.stage == "alone"]
-    assert res.rounds[0].alone == [] and all(t.success for t in alone)
-    assert {h for t in alone for h in holders - {s.hit for s in t.spans}} <= holders - planted
+    # the text decides every holder here (copies marked, the benign passage ruled out): no alone replay
+    assert "alone" not in stages and res.rounds[0].alone == []
     # a query whose words the poisons do not repeat: the text marks nothing, so the paper's one-holder fast
     # path goes first, fails, the joint mask succeeds and each holder is pruned in turn
     unmarked = replace(trace, query="Where is it?")

@@ -87,8 +87,8 @@ def text_verdict(trace: Trace, anchor: str) -> dict[int, bool | None]:
 def implicated(trace: Trace, rnd: Round, reported: set[int]) -> list[int]:
     """The chunks a round reports: the replays' verdict (the chunks whose masks the event needed and those
     that restored it alone), less the holders the text rules out, plus every holder the text reports (a
-    further planted copy, which a fragile model may not need) (`text_verdict`) and every holder that states
-    the event on its own (`Round.alone`: a copy the text cannot tell from a benign mention). Without any
+    further planted copy, which a fragile model may not need) (`text_verdict`) and every holder the text
+    leaves undecided that states the event on its own (`Round.alone`: a copy without bait). Without any
     query-targeted claim, a holder that the joint mask merely covered is dropped."""
     text = text_verdict(trace, rnd.anchor)
     hits = [h for h in verdict(rnd) if h not in reported and text.get(h) is not False]
@@ -96,7 +96,7 @@ def implicated(trace: Trace, rnd: Round, reported: set[int]) -> list[int]:
         needed = {r.hit for r in rnd.causal}
         hits = [h for h in hits if h in needed]
     alone = set(rnd.alone) if rnd.path in ALONE_PATHS else set()
-    copies = [i for i, v in text.items() if (v or i in alone) and i not in hits and i not in reported]
+    copies = [i for i, v in text.items() if (v or (v is None and i in alone)) and i not in hits and i not in reported]
     return hits + copies
 
 

@@ -196,20 +196,22 @@ class Pass1:
         return rnd
 
     def _alone(self, rnd: Round) -> list[int]:
-        """The holders the round would not report (`boundary.implicated`) that state the event on their own:
-        one replay each with every other used chunk masked whole. A poison is written so that the model
-        adopts its claim from it alone (PoisonedRAG's condition on each copy); a passage that merely mentions
-        the answer string does not make the model answer with it. The text (`text_verdict`) cannot tell the
-        two apart when the copies carry no question. Only with two or more holders, and not after the
-        context check showed that the event survives without any of them (`persists`), and not after a
-        one-mask success (the event needed that chunk; `_sufficient` already asked the others)."""
+        """The holders the text leaves undecided (`text_verdict` None) and the round would not report
+        (`boundary.implicated`) that state the event on their own: one replay each with every other used
+        chunk masked whole. A poison is written so that the model adopts its claim from it alone
+        (PoisonedRAG's condition on each copy); a passage that merely mentions the answer string does not
+        make the model answer with it. Copies without the question carry no bait, so the text cannot mark
+        them, and the pruning keeps only those the event needed in company. A holder the text rules out stays
+        out: a benign passage that states the target makes the model say it alone too. Only with two or more
+        holders, and not after the context check showed that the event survives without any of them
+        (`persists`) or after a one-mask success (the event needed that chunk; `_sufficient` asked the others)."""
         holders = [i for i in self.trace.used if i in self._verdict]
         if not self.b.multi_holder or rnd.path not in ALONE_PATHS or len(holders) < 2:
             return []
         reported: set[int] = set()
         for r in [*self.result.rounds, rnd]:
             reported |= set(boundary_implicated(self.trace, r, reported))
-        return [i for i in holders if i not in reported and self._states_alone(i)]
+        return [i for i in holders if i not in reported and self._verdict[i] is None and self._states_alone(i)]
 
     def _states_alone(self, hit: int) -> bool:
         """One replay with every used chunk but `hit` masked whole (memoised per round): the event holds."""
