@@ -1,12 +1,10 @@
 """The attribution boundary's use of Pass-1's logged replays, on hand-built results (no model): which
-holders a round reports, and what the model said from a chunk left alone."""
+holders a round reports."""
 
-from functools import partial
 
 from ragsec_core.data.trace import Labels, PromptSpan, Trace, TraceHit, compute_signals, new_trace_id, now_iso
-from ragsec_core.traceback.boundary import ALONE_PATHS, implicated, said_alone, text_verdict
-from ragsec_core.traceback.result import Round, SpanRecord, TracebackResult
-from ragsec_core.traceback.result import Test as Replay
+from ragsec_core.traceback.boundary import ALONE_PATHS, implicated, text_verdict
+from ragsec_core.traceback.result import Round, SpanRecord
 
 QUERY = "Where did the navigator Orsin sail after leaving Pella?"
 TEXTS = [
@@ -68,15 +66,3 @@ def test_a_holder_the_text_rules_out_stays_out_even_if_it_states_the_event_alone
     assert text_verdict(trace, "Quillon") == {0: True, 1: False, 2: False}
     assert implicated(trace, _round("fast_path_multi", [1, 2]), set()) == [0]
 
-
-def test_what_the_model_said_from_a_chunk_left_alone_is_read_from_its_replay() -> None:
-    trace = _trace()
-    rnd = _round("fast_path_multi", [1])
-    whole = partial(_whole, trace)
-    result = TracebackResult("t", "PAR", "event", "delete", True, rounds=[rnd], tests=[
-        Replay(0, "alone", [whole(0), whole(2)], "His course ended at Quillon.", 0.0, False, 1.0, False),
-        Replay(0, "alone", [whole(0), whole(1)], "Orsin sailed to Pella.", 0.0, True, 1.0, False),
-        Replay(1, "alone", [whole(0), whole(2)], "later round", 0.0, False, 1.0, False),
-    ])
-    # only holders the round reports as alone, and only its own round's replays
-    assert said_alone(result, rnd) == {1: "His course ended at Quillon."}

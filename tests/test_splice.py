@@ -172,17 +172,3 @@ def test_a_claim_that_points_back_takes_the_sentences_it_points_to():
     assert not refers_back("instead hiroshima usa bomb atom named Big Man dropped name warfare weapons unique")
     assert refers_back("Typically, this is said to be Big Man.") and not refers_back("Typically, Big Man it was.")
 
-
-def test_among_sentences_that_state_the_answer_the_claim_is_the_one_the_model_echoed():
-    """A host sentence full of the question's words names the answer in passing; the planted claim is the
-    sentence that the model's own answer repeats. Without what the model said, the host sentence wins on
-    the question's words and the block starts there."""
-    query = "Where did the navigator Orsin sail after leaving Pella?"
-    host = "Orsin the navigator sailed from Pella many times, and Pella traded with Quillon and Tarn."
-    claim = "In a later song, his last voyage ended at the island of Quillon, where he stayed."
-    text = f"The harbour of Pella faced west. {host} {claim} The song was sung at feasts."
-    seed = attribution_span(text, "Quillon")
-    a, b = region(text, seed, "Quillon", query, said="His last voyage ended at the island of Quillon.")
-    assert text[a:b] == claim
-    a, b = region(text, seed, "Quillon", query)
-    assert text[a:b] == f"{host} {claim}"

@@ -52,18 +52,16 @@ def seed_span(text: str, anchor: str, masked: Sequence[Span], causal: Span | Non
 
 
 def attribute_hit(trace: Trace, hit: int, anchor: str, masks: Sequence[Span], causal: Span | None,
-                  evidence: Evidence, said: str = "") -> SpanRecord:
+                  evidence: Evidence) -> SpanRecord:
     """The reported span in one implicated chunk: the planted region around the claim (`splice.region`),
     grown over the misspelled sentences next to it when it is a typo-perturbed copy (`misspelling.grow`) and
-    over the sentences that continue it (`cohesion.extend`), or the causal span alone when nothing anchors it.
-    `said`: the model's answer that the claim sentence is matched with (none: the block mask's hypothesis,
-    drawn from the text alone before any replay)."""
+    over the sentences that continue it (`cohesion.extend`), or the causal span alone when nothing anchors it."""
     text = trace.hits[hit].text
     masked = local_masks(trace, hit, masks)
     seed = seed_span(text, anchor, masked, causal)
     if seed is None:
         return span_record(trace, hit, causal or (0, len(text)))
-    block = grow(text, region(text, seed, anchor, trace.query, said))
+    block = grow(text, region(text, seed, anchor, trace.query))
     return span_record(trace, hit, extend(trace, hit, block, evidence))
 
 
@@ -100,16 +98,6 @@ def implicated(trace: Trace, rnd: Round, reported: set[int]) -> list[int]:
     return hits + copies
 
 
-def said_alone(result: TracebackResult, rnd: Round) -> dict[int, str]:
-    """What the model answered from each chunk that a round's `alone` replay left unmasked."""
-    out = {}
-    for t in result.tests:
-        if t.round == rnd.index and t.stage == "alone":
-            masked = {s.hit for s in t.spans}
-            out.update({h: t.answer for h in rnd.alone if h not in masked})
-    return out
-
-
 def attribute_rounds(trace: Trace, result: TracebackResult, evidence: Evidence | None = None) -> list[list[SpanRecord]]:
     """Each round's reported spans, drawn with this module's rule from the logged evidence: the chunks the
     replays implicated (and textual copies, `implicated`) that no earlier round reported, each one's span
@@ -124,8 +112,7 @@ def attribute_rounds(trace: Trace, result: TracebackResult, evidence: Evidence |
         if rnd.path in WHOLE_CHUNK_PATHS:
             spans = [span_record(trace, h, (0, len(trace.hits[h].text))) for h in verdict(rnd) if h not in reported]
         else:
-            said = said_alone(result, rnd)
-            spans = [attribute_hit(trace, h, rnd.anchor, masks, causal.get(h), evidence, said.get(h, rnd.event_answer))
+            spans = [attribute_hit(trace, h, rnd.anchor, masks, causal.get(h), evidence)
                      for h in implicated(trace, rnd, reported)]
         reported |= {r.hit for r in spans}
         out.append(spans)

@@ -94,12 +94,11 @@ def _run_start(text: str, words: list[tuple[int, int, str]], i: int) -> int:
     return words[k][0]
 
 
-def region(text: str, seed: Span, anchor: str, query: str, said: str = "") -> Span:
+def region(text: str, seed: Span, anchor: str, query: str) -> Span:
     """The planted block around the claim. The claim sentence is the sentence of this chunk that states
     the event string as keyword stuffing aimed at the query (a salad sentence, or a salad run glued into a
-    host sentence: then the run alone is the block), else the one that shares most words with the query and
-    with what the model `said` (a benign host may name the answer too; a small model echoes the claim it
-    adopted). The block starts at the bait that opens the claim
+    host sentence: then the run alone is the block), else the one that shares most words with the query (a
+    benign host may name the answer too). The block starts at the bait that opens the claim
     (`_bait_start`), else at the claim sentence itself: an earlier sentence that also states the event
     string is as often the host's own mention. It ends after the unbroken run of sentences from the claim
     on that state the event string, takes one sentence that mostly repeats the query or restates the claim
@@ -117,7 +116,7 @@ def region(text: str, seed: Span, anchor: str, query: str, said: str = "") -> Sp
     if stuffing:
         start = min(stuffing)
     elif claims:
-        start = max(claims, key=lambda k: (query_share(texts[k], f"{query} {said}"), -k))
+        start = max(claims, key=lambda k: (query_share(texts[k], query), -k))
     else:
         start = own[0]
     runs = bait_runs(text, query)
