@@ -171,4 +171,3 @@ def test_a_claim_that_points_back_takes_the_sentences_it_points_to():
     # keyword salad has no grammar to point with: a shuffled "instead" points nowhere
     assert not refers_back("instead hiroshima usa bomb atom named Big Man dropped name warfare weapons unique")
     assert refers_back("Typically, this is said to be Big Man.") and not refers_back("Typically, Big Man it was.")
-
