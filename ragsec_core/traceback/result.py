@@ -51,8 +51,9 @@ class Round:
     # copies or drops benign holders. Kept apart so a stored result can be re-attributed (`--rescore`).
     # Empty in artifacts written before it existed: the round's attribution hits stand in.
     implicated: list[int] = field(default_factory=list)
-    # Holders the round would not report that state the event on their own: replayed with every other used
-    # chunk masked whole, the answer still carries the event (`Pass1._alone`). Empty in older artifacts.
+    # Holders the text leaves undecided and the round would not report that state the event on their own:
+    # replayed with every other used chunk masked whole, the answer still carries the event (`Pass1._alone`).
+    # Empty in older artifacts.
     alone: list[int] = field(default_factory=list)
 
 
