@@ -1,7 +1,6 @@
 """The attribution boundary's use of Pass-1's logged replays, on hand-built results (no model): which
 holders a round reports."""
 
-
 from ragsec_core.data.trace import Labels, PromptSpan, Trace, TraceHit, compute_signals, new_trace_id, now_iso
 from ragsec_core.traceback.boundary import ALONE_PATHS, implicated, text_verdict
 from ragsec_core.traceback.result import Round, SpanRecord

@@ -98,6 +98,13 @@ def implicated(trace: Trace, rnd: Round, reported: set[int]) -> list[int]:
     return hits + copies
 
 
+def reported_hits(trace: Trace, rnd: Round, reported: set[int]) -> list[int]:
+    """The chunks a round reports that no earlier round did: whole chunks after a fallback, else `implicated`."""
+    if rnd.path in WHOLE_CHUNK_PATHS:
+        return [h for h in verdict(rnd) if h not in reported]
+    return implicated(trace, rnd, reported)
+
+
 def attribute_rounds(trace: Trace, result: TracebackResult, evidence: Evidence | None = None) -> list[list[SpanRecord]]:
     """Each round's reported spans, drawn with this module's rule from the logged evidence: the chunks the
     replays implicated (and textual copies, `implicated`) that no earlier round reported, each one's span
@@ -109,11 +116,11 @@ def attribute_rounds(trace: Trace, result: TracebackResult, evidence: Evidence |
     reported: set[int] = set()
     for rnd in result.rounds:
         causal = {r.hit: (r.local[0], r.local[1]) for r in rnd.causal}
+        hits = reported_hits(trace, rnd, reported)
         if rnd.path in WHOLE_CHUNK_PATHS:
-            spans = [span_record(trace, h, (0, len(trace.hits[h].text))) for h in verdict(rnd) if h not in reported]
+            spans = [span_record(trace, h, (0, len(trace.hits[h].text))) for h in hits]
         else:
-            spans = [attribute_hit(trace, h, rnd.anchor, masks, causal.get(h), evidence)
-                     for h in implicated(trace, rnd, reported)]
+            spans = [attribute_hit(trace, h, rnd.anchor, masks, causal.get(h), evidence) for h in hits]
         reported |= {r.hit for r in spans}
         out.append(spans)
         masks += [r.prompt_span for r in rnd.causal]

@@ -35,11 +35,11 @@ from ragsec_core.traceback.boundary import (
     attribute_hit,
     attribute_rounds,
     local_masks,
+    reported_hits,
     seed_span,
     span_record,
     text_verdict,
 )
-from ragsec_core.traceback.boundary import implicated as boundary_implicated
 from ragsec_core.traceback.budgets import Budgets
 from ragsec_core.traceback.cohesion import Evidence, LiveEvidence
 from ragsec_core.traceback.options import DEFAULT_OBJECTIVE, OBJECTIVES
@@ -205,13 +205,12 @@ class Pass1:
         out: a benign passage that states the target makes the model say it alone too. Only with two or more
         holders, and not after the context check showed that the event survives without any of them
         (`persists`) or after a one-mask success (the event needed that chunk; `_sufficient` asked the others)."""
-        holders = [i for i in self.trace.used if i in self._verdict]
-        if not self.b.multi_holder or rnd.path not in ALONE_PATHS or len(holders) < 2:
+        if not self.b.multi_holder or rnd.path not in ALONE_PATHS or len(self._verdict) < 2:
             return []
         reported: set[int] = set()
         for r in [*self.result.rounds, rnd]:
-            reported |= set(boundary_implicated(self.trace, r, reported))
-        return [i for i in holders if i not in reported and self._verdict[i] is None and self._states_alone(i)]
+            reported |= set(reported_hits(self.trace, r, reported))
+        return [i for i, v in self._verdict.items() if v is None and i not in reported and self._states_alone(i)]
 
     def _states_alone(self, hit: int) -> bool:
         """One replay with every used chunk but `hit` masked whole (memoised per round): the event holds."""
