@@ -8,7 +8,8 @@ import pytest
 import torch
 
 from ragsec_core.models.scoring import Continuations
-from ragsec_core.traceback.cohesion import COHESION_GAIN, Evidence, LiveEvidence, continues_block, extend
+from ragsec_core.traceback.cohesion import COHESION_GAIN, continues_block, extend
+from ragsec_core.traceback.evidence import Evidence, LiveEvidence
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

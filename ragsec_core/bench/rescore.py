@@ -27,7 +27,7 @@ from ragsec_core.models.options import DEFAULT_BACKEND
 from ragsec_core.traceback.artifact import result_from_dict
 from ragsec_core.traceback.baselines import MethodResult
 from ragsec_core.traceback.boundary import reattribute
-from ragsec_core.traceback.cohesion import Evidence, LiveEvidence
+from ragsec_core.traceback.evidence import Evidence, LiveEvidence
 from ragsec_core.traceback.result import TracebackResult
 
 EVENT_GLOB = "event-*.json"
@@ -59,7 +59,8 @@ def load_events(folder: str | Path) -> list[dict[str, Any]]:
 def rescore_event(event: dict[str, Any], reader: LLM | None = None) -> dict[str, Any] | None:
     """RAGCharacter's row for one stored event with the current rule; None when the run stored no Pass-1.
     The boundary reads the stored readings; a reading the rule asks for that the live run did not take
-    is taken with `reader` when given, else it is missing (counted in the row's `missed_readings`)."""
+    is taken with `reader` when given, else it is missing (counted in the row's `missed_readings`); what the
+    new readings cost is the row's `read_fpe` (forward-pass equivalents over the logged prompt, not in `fpe`)."""
     if not event.get("pass1"):
         return None
     trace = Trace.from_dict(event["trace"])
@@ -70,7 +71,8 @@ def rescore_event(event: dict[str, Any], reader: LLM | None = None) -> dict[str,
     res = MethodResult("ragcharacter", [r.hit for r in attribution], [(r.hit, (r.local[0], r.local[1])) for r in attribution],
                        calls=int(live.get("calls", result.model_calls)), seconds=float(live.get("seconds", 0.0)),
                        fpe=result.forward_pass_equivalents, details=live.get("details", {}))
-    return score(trace, res) | {"missed_readings": evidence.missed}
+    read = evidence.fpe(trace) if isinstance(evidence, LiveEvidence) else 0.0
+    return score(trace, res) | {"missed_readings": evidence.missed, "read_fpe": round(read, 3)}
 
 
 def caused(event: dict[str, Any], reader: LLM | None = None) -> bool | None:
@@ -102,6 +104,7 @@ def rescore(folder: str | Path, reader: LLM | None = None) -> dict[str, Any]:
             "caused": {"live": summarise_caused([e for e, _ in pairs], ["ragcharacter"]),
                        "rescored": summarise_caused(rescored, ["ragcharacter"])},
             "moved": moved, "missed_readings": sum(n["missed_readings"] for _, n in pairs),
+            "read_fpe_per_event": round(sum(n["read_fpe"] for _, n in pairs) / len(pairs), 3),
             "per_event": [{"question": e["question"], "id": e["id"], "caused": e["caused"], "ragcharacter": n} for e, n in pairs]}
 
 
@@ -113,6 +116,9 @@ def cmd_rescore(args: argparse.Namespace) -> int:
         print(f"{name:<10} {s['events']:>6} " + " ".join(f"{'-' if s[c] is None else s[c]:>11}" for c in COMPARED))
     print(f"{len(out['moved'])} event(s) changed Char F1 under the current rule")
     print(caused_line(out["caused"]["rescored"], "ragcharacter") + " (re-scored)")
+    if args.read:
+        print(f"the readings taken now cost {out['read_fpe_per_event']} forward-pass equivalents per event "
+              "(not in the live fpe above)")
     if out["missed_readings"]:
         print(f"{out['missed_readings']} reading(s) the rule asked for were not stored (those sentences count as "
               "host): add --read to take them with the local model", file=sys.stderr)

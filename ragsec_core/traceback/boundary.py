@@ -3,8 +3,8 @@
 Pass-1's replays decide *which* chunks the event needs (and the minimal causal span in each); this module
 decides *how much* of each implicated chunk is reported: the textual rules draw the planted block around
 the claim (`splice.region`) and over a perturbed copy's misspelled sentences (`misspelling.grow`), and the
-local LM's readings (`cohesion.extend`) grow it over the sentences
-that continue it. It reads the trace, the finished Pass-1 result (each round's event anchor, causal spans,
+local LM's readings grow it back over the set-up sentences written for the attack (`premise.reach_back`)
+and on over the sentences that continue it (`cohesion.extend`). It reads the trace, the finished Pass-1 result (each round's event anchor, causal spans,
 earlier rounds' masks) and the readings; Pass-1 takes the readings with the model and logs them, so a
 benchmark that stored its traces and artifacts re-scores a new rule offline (`bench traceback --rescore
 DIR`) and the live run and the re-score agree by construction.
@@ -16,8 +16,10 @@ from collections.abc import Sequence
 
 from ragsec_core.data.spans import Span, attribution_span, overlaps
 from ragsec_core.data.trace import Trace, contains_norm
-from ragsec_core.traceback.cohesion import Evidence, extend
+from ragsec_core.traceback.cohesion import extend
+from ragsec_core.traceback.evidence import Evidence
 from ragsec_core.traceback.misspelling import grow
+from ragsec_core.traceback.premise import reach_back
 from ragsec_core.traceback.result import Round, SpanRecord, TracebackResult
 from ragsec_core.traceback.splice import query_targeted, region
 
@@ -54,14 +56,15 @@ def seed_span(text: str, anchor: str, masked: Sequence[Span], causal: Span | Non
 def attribute_hit(trace: Trace, hit: int, anchor: str, masks: Sequence[Span], causal: Span | None,
                   evidence: Evidence) -> SpanRecord:
     """The reported span in one implicated chunk: the planted region around the claim (`splice.region`),
-    grown over the misspelled sentences next to it when it is a typo-perturbed copy (`misspelling.grow`) and
-    over the sentences that continue it (`cohesion.extend`), or the causal span alone when nothing anchors it."""
+    grown over the misspelled sentences next to it when it is a typo-perturbed copy (`misspelling.grow`),
+    back over the set-up sentences written for the attack's premise (`premise.reach_back`) and on over the
+    sentences that continue it (`cohesion.extend`), or the causal span alone when nothing anchors it."""
     text = trace.hits[hit].text
     masked = local_masks(trace, hit, masks)
     seed = seed_span(text, anchor, masked, causal)
     if seed is None:
         return span_record(trace, hit, causal or (0, len(text)))
-    block = grow(text, region(text, seed, anchor, trace.query))
+    block = reach_back(trace, hit, grow(text, region(text, seed, anchor, trace.query)), anchor, evidence)
     return span_record(trace, hit, extend(trace, hit, block, evidence))
 
 

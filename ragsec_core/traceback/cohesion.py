@@ -13,76 +13,22 @@ block does not grow.
 
 The test is one-directional on purpose. Read backwards (does the block read better after the sentence
 before it?), the evidence does not separate a poison's set-up sentence from the host sentence before it:
-both are about the question's topic, so both help the block, the host sentence often more. Where the
-block starts stays with the textual rule (`splice`): bait, glued runs, keyword salad.
-
-Every reading is logged (`Reading`) in the Pass-1 result, so `bench traceback --rescore` redraws the
-boundary from the stored readings without the model (`Evidence`), while Pass-1 reads with the model
-(`LiveEvidence`: one cached forward per implicated chunk plus each probe's tokens, counted in the
-forward-pass equivalents). Measured in the README (issue 17): the joining sentences of 10 dev events read
+both are about the question's topic, so both help the block, the host sentence often more. Where an
+unmarked block starts is `premise`'s test instead. The readings are logged and served by `evidence`
+(offline re-scoring). Measured in the README (issue 17): the joining sentences of 10 dev events read
 0.28-1.37 nats per token better after the block; the host sentences after a block at most 0.13.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from ragsec_core._util.text import word_spans
 from ragsec_core.data.spans import Span, sentence_spans
 from ragsec_core.data.trace import Trace
-from ragsec_core.models.llm import LLM
-from ragsec_core.models.scoring import Continuations
-from ragsec_core.traceback.result import Reading
+from ragsec_core.traceback.evidence import Evidence
 from ragsec_core.traceback.splice import is_word_salad
 
 COHESION_GAIN = 0.2  # nats per token a sentence must gain from the block, read in place, to join it
 MIN_HOST_WORDS = 5  # host words before the block below which there is no host story to compare with
-
-
-class Evidence:
-    """Readings by key. On its own it only looks them up (a stored result: `--rescore`); a reading that was
-    never taken is missing (`missed` counts them) and the boundary then treats the sentence as host."""
-
-    def __init__(self, readings: Iterable[Reading] = ()) -> None:
-        self._readings = {(r.hit, r.end, r.probe): r for r in readings}
-        self.missed = 0
-
-    @property
-    def readings(self) -> list[Reading]:
-        return list(self._readings.values())
-
-    def logprob(self, trace: Trace, hit: int, end: int, probe: Span) -> float | None:
-        key = (hit, end, probe)
-        if key not in self._readings:
-            value = self._read(trace, hit, end, probe)
-            if value is None:
-                self.missed += 1
-                return None
-            self._readings[key] = Reading(hit, end, probe, round(value, 4))
-        return self._readings[key].logprob
-
-    def _read(self, trace: Trace, hit: int, end: int, probe: Span) -> float | None:
-        return None
-
-
-class LiveEvidence(Evidence):
-    """Readings taken with a local causal LM (Pass-1: the victim when it is local, else a local surrogate),
-    after any `readings` already taken (`--rescore --read`: a changed rule reads what it newly asks)."""
-
-    def __init__(self, reader: LLM, readings: Iterable[Reading] = ()) -> None:
-        super().__init__(readings)
-        self.reader = reader
-        self._texts: dict[int, Continuations] = {}
-
-    @property
-    def tokens(self) -> int:
-        """Tokens the readings pushed through the reader."""
-        return sum(c.tokens for c in self._texts.values())
-
-    def _read(self, trace: Trace, hit: int, end: int, probe: Span) -> float | None:
-        if hit not in self._texts:
-            self._texts[hit] = Continuations(self.reader, trace.hits[hit].text)
-        return self._texts[hit].mean_logprob(end, probe)
 
 
 def continues_block(trace: Trace, hit: int, block: Span, sentence: Span, evidence: Evidence) -> bool:

@@ -41,7 +41,7 @@ from ragsec_core.traceback.boundary import (
     text_verdict,
 )
 from ragsec_core.traceback.budgets import Budgets
-from ragsec_core.traceback.cohesion import Evidence, LiveEvidence
+from ragsec_core.traceback.evidence import Evidence, LiveEvidence
 from ragsec_core.traceback.options import DEFAULT_OBJECTIVE, OBJECTIVES
 from ragsec_core.traceback.result import Round, SpanRecord, Test, TracebackResult
 
@@ -140,7 +140,7 @@ class Pass1:
         res.mask_kind = {0: "none", 1: "mask_span"}.get(len(res.causal), "mask_multi")
         if self.engine is not None:
             res.model_calls = self.engine.calls
-            reading = evidence.tokens / max(1, len(evidence.reader.encode(self.trace.prompt)[0])) if evidence else 0.0
+            reading = evidence.fpe(self.trace) if evidence else 0.0
             res.forward_pass_equivalents = round(self.engine.forward_pass_equivalents() + reading, 2)
         if isinstance(self.llm, EndpointLLM) and spent is not None:
             res.usage = self.llm.usage.since(spent).to_dict()

@@ -60,16 +60,19 @@ class Round:
 @dataclass(frozen=True)
 class Reading:
     """One logged reading: the mean log-probability of `probe` in used chunk `hit`, read right after the
-    chunk's text up to `end`."""
+    chunk's text up to `end`, or, with a `premise` (the event string), right after the attack's premise
+    instead (the question and that answer, `premise.premise_text`; `end` is then 0)."""
 
     hit: int
     end: int
     probe: tuple[int, int]
     logprob: float
+    premise: str = ""
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Reading:
-        return cls(int(d["hit"]), int(d["end"]), (int(d["probe"][0]), int(d["probe"][1])), float(d["logprob"]))
+        return cls(int(d["hit"]), int(d["end"]), (int(d["probe"][0]), int(d["probe"][1])), float(d["logprob"]),
+                   str(d.get("premise", "")))
 
 
 @dataclass

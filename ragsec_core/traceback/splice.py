@@ -138,6 +138,20 @@ def region(text: str, seed: Span, anchor: str, query: str) -> Span:
     return (sents[first][0] if first < at else begin, sents[hi][1])
 
 
+def marked_start(text: str, start: int, query: str) -> bool:
+    """The block that starts at `start` opens on the attack's own mark, as `region` draws it: its first
+    sentence is query bait or keyword salad, a bait run starts the block (glued), or the sentence opens
+    with a prefix run (`_prefix_run`). There the text says where the poison starts (`premise` asks the
+    local LM only about blocks that open unmarked)."""
+    sent = next(((start, b) for a, b in sentence_spans(text) if a <= start < b), None)
+    if sent is None:
+        return False
+    first = text[sent[0] : sent[1]]
+    runs = bait_runs(text, query)
+    return (is_query_bait(first, query) or is_word_salad(first) or any(r.start == start for r in runs)
+            or _prefix_run(text, sent, runs))
+
+
 def _antecedent(texts: list[str], k: int) -> int:
     """The sentence a block without bait starts at: planted text is written to stand alone, so while its first
     sentence (`k`) opens by pointing back (`refers_back`), the sentence before it belongs to it too, at most

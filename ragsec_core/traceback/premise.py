@@ -1,0 +1,50 @@
+"""Where an unmarked poison starts: was a sentence before the block written for the attack or for the host?
+
+A query-targeted poison is written from the attack's premise, the question and the answer the model must
+give (`evidence.premise_text`). Its set-up sentences ("Staind, the renowned rock band, is known for its
+unforgettable performances." before "The main driving force is Mike Mushok, the lead singer …") state no
+answer and repeat no run of the query, so the text does not mark them (`splice`), and the event does not
+need them (the replays). But they were written for the premise, while the host sentence before a poison
+was written to follow the host text before it. So each of the `PREMISE_REACH` sentences before a block
+that opens unmarked (no bait, no keyword salad: `splice.marked_start`) is read twice by the local LM: in
+place, after the chunk's text before it, and after the premise. The block starts at the earliest that
+reads better after the premise (by more than `PREMISE_GAIN` nats per token, mean log-probability) and
+takes in the sentences between (planted text is contiguous).
+
+The earliest, not a walk back that stops at the first failure: a second set-up sentence, read in place,
+follows the first, its own text, and reads well there. A sentence with fewer than `MIN_HOST_WORDS` words
+of chunk before it has no host story to be read in, and is not tested. A block that opens on bait or
+salad is marked by the attack itself, and its start stays textual. Measured in the README (issue 17).
+"""
+
+from __future__ import annotations
+
+from ragsec_core._util.text import word_spans
+from ragsec_core.data.spans import Span, sentence_spans
+from ragsec_core.data.trace import Trace
+from ragsec_core.traceback.cohesion import MIN_HOST_WORDS
+from ragsec_core.traceback.evidence import Evidence
+from ragsec_core.traceback.splice import marked_start
+
+PREMISE_GAIN = 0.0  # nats per token a sentence must read better after the premise than in place
+PREMISE_REACH = 3  # sentences before an unmarked block that may be its set-up
+
+
+def written_for_premise(trace: Trace, hit: int, sentence: Span, anchor: str, evidence: Evidence) -> bool:
+    """The sentence reads better after the attack's premise (the question and `anchor`) than in its place
+    in the chunk (module docstring)."""
+    if len(word_spans(trace.hits[hit].text[: sentence[0]])) < MIN_HOST_WORDS:
+        return False
+    in_place = evidence.logprob(trace, hit, sentence[0], sentence)
+    after = evidence.logprob(trace, hit, 0, sentence, premise=anchor) if in_place is not None else None
+    return in_place is not None and after is not None and after - in_place > PREMISE_GAIN
+
+
+def reach_back(trace: Trace, hit: int, block: Span, anchor: str, evidence: Evidence) -> Span:
+    """The block started at the earliest of the `PREMISE_REACH` sentences before it that was written for the
+    premise, when the block opens unmarked; otherwise unchanged."""
+    text = trace.hits[hit].text
+    if marked_start(text, block[0], trace.query):
+        return block
+    before = [s for s in sentence_spans(text) if s[1] <= block[0]][-PREMISE_REACH:]
+    return next((s[0] for s in before if written_for_premise(trace, hit, s, anchor, evidence)), block[0]), block[1]
