@@ -5,11 +5,14 @@ Real SmolLM2 on an invented passage with a harmless false fact; the readings red
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 import pytest
 
 from ragsec_core.traceback.boundary import attribute_hit
 from ragsec_core.traceback.evidence import Evidence, LiveEvidence, premise_text
 from ragsec_core.traceback.premise import PREMISE_GAIN, reach_back
+from ragsec_core.traceback.result import Reading
 from ragsec_core.traceback.splice import marked_start
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -39,6 +42,10 @@ def test_the_set_up_sentence_joins_and_the_host_sentence_does_not(llm, make_trac
     assert reach_back(trace, 0, CLAIM_SPAN, ANSWER, stored) == (len(HOST), CLAIM_SPAN[1]) and stored.missed == 0
     blank = Evidence()
     assert reach_back(trace, 0, CLAIM_SPAN, ANSWER, blank) == CLAIM_SPAN and blank.missed > 0
+    # an artifact keeps what each reading was read after; one written before premises existed loads as in-chunk
+    assert [Reading.from_dict(asdict(r)) for r in evidence.readings] == evidence.readings
+    old = {k: v for k, v in asdict(evidence.readings[0]).items() if k != "premise"}
+    assert Reading.from_dict(old).premise == ""
 
 
 def test_the_premise_reading_is_the_sentence_read_after_the_question_and_answer(llm, make_trace):
