@@ -1,10 +1,10 @@
 """Where an unmarked poison starts: was a sentence before the block written for the attack or for the host?
 
 A query-targeted poison is written from the attack's premise, the question and the answer the model must
-give (`evidence.premise_text`). Its set-up sentences ("Staind, the renowned rock band, is known for its
-unforgettable performances." before "The main driving force is Mike Mushok, the lead singer …") state no
-answer and repeat no run of the query, so the text does not mark them (`splice`), and the event does not
-need them (the replays). But they were written for the premise, while the host sentence before a poison
+give (`evidence.premise_text`). Its set-up sentences ("Glass Harbor, the celebrated indie band, is known
+for its memorable live shows." before "The main creative force is Tom Ashby, the lead singer …", the
+planted case of `tests/test_premise.py`) state no answer and repeat no run of the query, so the text does
+not mark them (`splice`), and the event does not need them (the replays). But they were written for the premise, while the host sentence before a poison
 was written to follow the host text before it. So each of the `PREMISE_REACH` sentences before a block
 that opens unmarked (no bait, no keyword salad: `splice.marked_start`) is read twice by the local LM: in
 place, after the chunk's text before it, and after the premise. The block starts at the earliest that
