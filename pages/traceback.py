@@ -105,7 +105,15 @@ if art is None or art.trace.trace_id != trace.trace_id:
     st.stop()
 
 # Imported only once there is an artifact to show (the page's first screens stay light).
-from ragsec_core.traceback.artifact import access_line, boundary_line, cost_summary, prompt_window, steps  # noqa: E402
+from ragsec_core.traceback.artifact import (  # noqa: E402
+    QUESTION_CAVEAT,
+    access_line,
+    boundary_line,
+    cost_summary,
+    named_in_question,
+    prompt_window,
+    steps,
+)
 from ragsec_core.views.report import chunk_marks, report_html, step_marks  # noqa: E402
 
 res = art.pass1
@@ -121,6 +129,10 @@ with o1:
 with o2:
     show_untrusted("Sanitised answer (all causal masks applied)", res.final_answer)
 (st.success if res.resolved else st.warning)("Event gone after masking." if res.resolved else "The event persists after the rounds budget.")
+named = named_in_question(art.trace, res)
+if named:  # the message is ours; the names come from the answer: shown as untrusted text
+    st.warning(QUESTION_CAVEAT)
+    show_untrusted("Named in the question", ", ".join(named))
 show_html(legend_html(["poison", "attribution", "causal"]))
 for i in sorted({s.hit for s in res.attribution + res.causal}):
     h = trace.hits[i]

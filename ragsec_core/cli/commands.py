@@ -136,7 +136,7 @@ def cmd_trace(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
     else:
-        print_pass1(result)
+        print_pass1(result, trace)
     print(f"artifact: {out}", file=sys.stderr)
     return 0
 

@@ -15,7 +15,7 @@ from typing import Any
 from ragsec_core._util.atomic import write_text_atomic
 from ragsec_core._util.errors import RagsecError
 from ragsec_core.data.corpus import read_json
-from ragsec_core.data.spans import Span, apply_masks, merge
+from ragsec_core.data.spans import Span, apply_masks, find_ci, merge
 from ragsec_core.data.trace import Trace
 from ragsec_core.traceback.result import Reading, Round, SpanRecord, Test, TracebackResult
 
@@ -127,6 +127,21 @@ def boundary_line(result: TracebackResult) -> str:
     if not result.reader:
         return "textual rule (no local model read the chunks)"
     return f"textual rule + {len(result.cohesion)} readings by {result.reader}"
+
+
+# Shown beside the names `named_in_question` returns (views add them as untrusted text).
+QUESTION_CAVEAT = ("The event string is named in the question itself (e.g. one of two names a comparison question "
+                   "asks between). Every passage about it names it too, so a reported span that is only a passage's "
+                   "mention of it shows where the name is, not that a planted claim made the model choose it; an "
+                   "attack that argues for it without naming it leaves no text for the event to anchor on.")
+
+
+def named_in_question(trace: Trace, result: TracebackResult) -> list[str]:
+    """The rounds' event strings that the question names (as whole words), once each. Pass-1 anchors on the
+    event string: when the question names it, masking its mentions removes the passages' subject, and the
+    answer changes whether or not a planted text caused it (a misleading article about the other name can
+    make the model pick this one without ever stating it; seen on RAGDefender's HotpotQA files, README)."""
+    return list(dict.fromkeys(r.anchor for r in result.rounds if r.anchor and find_ci(trace.query, r.anchor)))
 
 
 def access_line(result: TracebackResult) -> str:

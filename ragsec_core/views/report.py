@@ -14,7 +14,17 @@ from ragsec_core._util.atomic import write_text_atomic
 from ragsec_core._util.text import html_visible
 from ragsec_core.data.spans import apply_masks
 from ragsec_core.data.trace import Trace
-from ragsec_core.traceback.artifact import Artifact, Step, access_line, boundary_line, cost_line, prompt_window, steps
+from ragsec_core.traceback.artifact import (
+    QUESTION_CAVEAT,
+    Artifact,
+    Step,
+    access_line,
+    boundary_line,
+    cost_line,
+    named_in_question,
+    prompt_window,
+    steps,
+)
 from ragsec_core.traceback.result import TracebackResult
 from ragsec_core.views.highlight import Mark, highlight_html, legend_html, page_html
 
@@ -60,6 +70,9 @@ def _summary(a: Artifact) -> str:
         ["Boundary drawn by", _h(boundary_line(r))],
         ["Cost", _h(cost_line(r))],
     ]
+    named = named_in_question(t, r)
+    if named:
+        rows.append(["Caveat", _h(f"{QUESTION_CAVEAT} Named: {', '.join(named)}")])
     return "<h2>Summary</h2>" + _table(["", ""], rows)
 
 
