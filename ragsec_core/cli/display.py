@@ -35,8 +35,8 @@ def print_trace(trace: Trace) -> None:
     print(" (* = placed in the prompt)")
 
 
-def print_pass1(res: TracebackResult, trace: Trace | None = None) -> None:
-    from ragsec_core.traceback.artifact import QUESTION_CAVEAT, access_line, boundary_line, cost_line, named_in_question
+def print_pass1(res: TracebackResult, trace: Trace) -> None:
+    from ragsec_core.traceback.artifact import access_line, boundary_line, caveat_line, cost_line
 
     print(f"Trace {res.trace_id}: trigger {res.trigger} {'fired' if res.triggered else 'did not fire'}")
     print(f"Original answer:  {visible(res.original_answer)}")
@@ -51,6 +51,6 @@ def print_pass1(res: TracebackResult, trace: Trace | None = None) -> None:
     print(f"Replayed on: {access_line(res)}")
     print(f"Boundary: {boundary_line(res)}")
     print(f"Cost: {cost_line(res)}")
-    named = named_in_question(trace, res) if trace is not None else []
-    if named:
-        print(f"Caveat: {QUESTION_CAVEAT} Named: {', '.join(repr(visible(a)) for a in named)}")
+    caveat = caveat_line(trace, res)
+    if caveat:
+        print(f"Caveat: {visible(caveat)}")

@@ -144,6 +144,13 @@ def named_in_question(trace: Trace, result: TracebackResult) -> list[str]:
     return list(dict.fromkeys(r.anchor for r in result.rounds if r.anchor and find_ci(trace.query, r.anchor)))
 
 
+def caveat_line(trace: Trace, result: TracebackResult) -> str:
+    """The caveat with the names it is about, as the CLI and the report state it; "" when the question names
+    no event string. Names are quoted with `repr`, so control characters in them come out escaped."""
+    named = named_in_question(trace, result)
+    return f"{QUESTION_CAVEAT} Named: {', '.join(map(repr, named))}" if named else ""
+
+
 def access_line(result: TracebackResult) -> str:
     """How the replays reached the model: white-box in process, or black-box over an endpoint."""
     if result.backend == "endpoint":

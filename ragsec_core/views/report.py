@@ -15,13 +15,12 @@ from ragsec_core._util.text import html_visible
 from ragsec_core.data.spans import apply_masks
 from ragsec_core.data.trace import Trace
 from ragsec_core.traceback.artifact import (
-    QUESTION_CAVEAT,
     Artifact,
     Step,
     access_line,
     boundary_line,
+    caveat_line,
     cost_line,
-    named_in_question,
     prompt_window,
     steps,
 )
@@ -70,9 +69,9 @@ def _summary(a: Artifact) -> str:
         ["Boundary drawn by", _h(boundary_line(r))],
         ["Cost", _h(cost_line(r))],
     ]
-    named = named_in_question(t, r)
-    if named:
-        rows.append(["Caveat", _h(f"{QUESTION_CAVEAT} Named: {', '.join(named)}")])
+    caveat = caveat_line(t, r)
+    if caveat:
+        rows.append(["Caveat", _h(caveat)])
     return "<h2>Summary</h2>" + _table(["", ""], rows)
 
 
