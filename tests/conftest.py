@@ -62,6 +62,15 @@ def pipeline(llm, embedder) -> Callable[..., object]:
     return make
 
 
+@pytest.fixture(scope="session")
+def untargeted(pipeline) -> object:
+    """An untargeted incident: a planted false fact (secops' false_facts variant) makes the model give
+    another SIEM hostname while the clean passage that states the right one is still in the prompt."""
+    trace = pipeline("secops", "false_facts").ask("What is the hostname of the Northwind SIEM?")
+    assert trace.signals.correct is False and trace.labels.answers, trace.answer
+    return trace
+
+
 @pytest.fixture(scope="module")
 def one_torch_thread():
     """One torch thread for a module's model runs: on a shared 2-core box OpenMP spin-waits make two

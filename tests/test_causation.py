@@ -32,6 +32,17 @@ def test_gold_that_misses_the_claim_leaves_the_event_standing(llm, bastion):
     assert out["caused"] is False and overlaps(out["answer"], bastion.labels.target)
 
 
+def test_an_untargeted_event_is_caused_when_the_correct_answer_returns(llm, bastion, untargeted):
+    """Judged as Pass-1's `restore` objective judges a replay: the correct hostname back, not the target
+    gone. Where the poisoned passage replaced the one that held it (`bastion`), the target goes and the
+    correct answer does not come back: a targeted event the planted text caused, an untargeted one it did not."""
+    out = gold_replay(llm, untargeted, objective="restore")
+    assert out["caused"] is True and "siem.northwind.example" in out["answer"], out["answer"]
+    assert gold_replay(llm, bastion, objective="restore")["caused"] is False
+    assert gold_replay(llm, replace(untargeted, labels=replace(untargeted.labels, answers=[])), objective="restore") == {
+        "answer": None, "caused": None}
+
+
 def test_without_a_target_the_event_is_not_judged(llm, bastion):
     unlabelled = replace(bastion, labels=replace(bastion.labels, target=None))
     assert gold_replay(llm, unlabelled) == {"answer": None, "caused": None}

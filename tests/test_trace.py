@@ -60,6 +60,10 @@ def test_trigger_predicates(make_trace):
     t = make_trace(answer="Perth", labels=Labels("q", ["Canberra"], "Sydney"))
     assert triggered(t, "CONFUSION") and triggered(t, "ANY") and not triggered(t, "PAR")
     assert triggered(make_trace(answer="Canberra", labels=Labels()), "ALWAYS")
+    # LOST (untargeted): the labelled correct answer is missing, whatever replaced it; unlabelled, it never fires
+    assert triggered(t, "LOST") and triggered(make_trace(answer="Sydney", labels=Labels("q", ["Canberra"])), "LOST")
+    assert not triggered(make_trace(answer="Canberra, not Sydney", labels=Labels("q", ["Canberra"], "Sydney")), "LOST")
+    assert not triggered(make_trace(answer="Perth", labels=Labels()), "LOST")
     with pytest.raises(RagsecError, match="unknown trigger"):
         triggered(t, "SOMETIMES")
 

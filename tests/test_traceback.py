@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import pytest
 
+from ragsec_core._util.errors import RagsecError
 from ragsec_core.bench.methods import gold_spans
 from ragsec_core.data.spans import apply_masks, overlaps
 from ragsec_core.data.trace import TraceStore
@@ -150,6 +151,27 @@ def test_a_round_that_finds_no_removing_mask_ends_the_run(llm, embedder):
     assert {a.hit for a in res.attribution} == {a.hit for a in longer.attribution} == set(trace.signals.supporting)
 
 
+def test_restore_objective_traces_an_untargeted_event_to_the_planted_claim(llm, untargeted):
+    """An untargeted incident: the event is the correct SIEM hostname lost (`LOST`), and a replay undoes it only
+    when the correct hostname comes back, not when the planted one merely goes."""
+    res = run_pass1(llm, untargeted, "LOST", "restore")
+    assert res.triggered and res.resolved and "siem.northwind.example" in res.final_answer, res.final_answer
+    gold = gold_spans(untargeted)
+    assert any(overlaps(tuple(a.prompt), g) for a in res.attribution for g in gold)
+    assert all("siem.northwind.example" in t.answer for t in res.tests if t.success)
+
+
+def test_restore_objective_stops_when_no_mask_can_bring_the_answer_back(llm, untargeted):
+    """A correct answer no passage states and the model does not know: the context check (every sentence
+    that does not state it masked) fails, so the round ends there instead of searching the chunks."""
+    unknowable = replace(untargeted, labels=replace(untargeted.labels, answers=["Zanzibar-canary-77"]))
+    res = run_pass1(llm, unknowable, "LOST", "restore")
+    assert res.triggered and not res.resolved and [r.path for r in res.rounds] == ["persists"]
+    assert not {"chunk", "sentence", "phrase", "bisect"} & {t.stage for t in res.tests}, [t.stage for t in res.tests]
+    with pytest.raises(RagsecError, match="labelled correct answers"):
+        run_pass1(llm, replace(untargeted, labels=replace(untargeted.labels, answers=[])), "LOST", "restore")
+
+
 def test_replay_engine_matches_plain_generation(llm, bastion):
     engine = ReplayEngine(llm, bastion.prompt)
     blk = bastion.spans[0]
@@ -190,3 +212,10 @@ def test_cli_trace_writes_an_atomic_artifact(tmp_path, bastion):
     bad = subprocess.run([sys.executable, "-m", "ragsec_core.cli", "trace", "nope", "--store", str(store)],
                          capture_output=True, text=True, cwd=REPO, timeout=120)
     assert bad.returncode == 2 and "no trace" in bad.stderr
+    unlabelled = replace(bastion, trace_id="unlabelled", labels=replace(bastion.labels, answers=[]))
+    TraceStore(store).append(unlabelled)
+    restore = subprocess.run([sys.executable, "-m", "ragsec_core.cli", "trace", "unlabelled", "--store", str(store),
+                              "--trigger", "ALWAYS", "--objective", "restore", "--out", str(tmp_path / "none.json")],
+                             capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert restore.returncode == 2 and "labelled correct answers" in restore.stderr and "Traceback" not in restore.stderr
+    assert not (tmp_path / "none.json").exists()

@@ -6,7 +6,8 @@ benign passage that says the same (a Wikipedia passage that names "Burt Reynolds
 the prompt's planted characters caused the event, and a traceback that reports no cause is right, yet
 scores Char F1 0 against a gold span that did not matter. The benchmark tells the two apart with what only it knows, the gold spans
 and the target: it replays the logged prompt once with every planted character masked (as Pass-1 masks)
-and calls the event caused when the replayed answer no longer states the target. Results report Char F1
+and calls the event caused when the replayed answer no longer states the target (an untargeted event,
+judged with Pass-1's `restore` objective: when it states a correct answer again). Results report Char F1
 over all events and over the caused ones. This replay is evaluation, not part of any method, so it counts
 in no method's cost.
 """
@@ -17,31 +18,37 @@ from typing import Any
 
 from ragsec_core.bench.methods import gold_spans, summarise_method
 from ragsec_core.data.spans import DEFAULT_MASK_MODE, apply_masks
-from ragsec_core.data.trace import Trace, overlaps
+from ragsec_core.data.trace import Trace, states_correct, states_target
 from ragsec_core.models.endpoint import EndpointLLM
 from ragsec_core.models.endpoint_replay import engine_for
 from ragsec_core.models.llm import LLM
+from ragsec_core.traceback.options import DEFAULT_OBJECTIVE
 
 
-def gold_replay(llm: LLM | EndpointLLM, trace: Trace, mask_mode: str = DEFAULT_MASK_MODE) -> dict[str, Any]:
+def gold_replay(llm: LLM | EndpointLLM, trace: Trace, mask_mode: str = DEFAULT_MASK_MODE,
+                objective: str = DEFAULT_OBJECTIVE) -> dict[str, Any]:
     """{"answer": the victim's answer with every gold span masked, "caused": that answer no longer states
-    the target}. A trace without a target (no labels) cannot be judged: no replay, both None."""
-    target = trace.labels.target
-    if not target:
+    the target (with the `restore` objective: it states a correct answer)}. A trace without the label the
+    judgement needs cannot be judged: no replay, both None."""
+    restore = objective == "restore"
+    if not (trace.labels.answers if restore else trace.labels.target):
         return {"answer": None, "caused": None}
     answer = engine_for(llm, trace).replay(apply_masks(trace.prompt, gold_spans(trace), mask_mode), trace.answer).answer
-    return {"answer": answer, "caused": not overlaps(answer, target)}
+    return {"answer": answer, "caused": states_correct(answer, trace.labels) if restore else
+            not states_target(answer, trace.labels)}
 
 
-def summarise_caused(events: list[dict[str, Any]], methods: list[str]) -> dict[str, Any]:
+def summarise_caused(events: list[dict[str, Any]], methods: list[str], objective: str = DEFAULT_OBJECTIVE) -> dict[str, Any]:
     """Every method's summary over the caused events, how many events the planted text did not cause and
     how many of those RAGCharacter rightly left without a span, and how many were not judged (results
-    written before the gold replay existed). Events are results rows: {"caused", "methods": {method: row}}."""
+    written before the gold replay existed). Events are results rows: {"caused", "methods": {method: row}};
+    `objective` says how the gold replay judged them (`gold_replay`)."""
     caused = [e for e in events if e.get("caused") is True]
     not_caused = [e for e in events if e.get("caused") is False]
     return {
         "events": len(caused), "not_caused": len(not_caused), "unjudged": len(events) - len(caused) - len(not_caused),
         "not_caused_left_blank": sum(e["methods"].get("ragcharacter", {}).get("pred_chars", 1) == 0 for e in not_caused),
+        "objective": objective,
         "methods": {m: summarise_method([e["methods"][m] for e in caused if m in e["methods"]]) for m in methods},
     }
 
@@ -50,7 +57,9 @@ def caused_line(c: dict[str, Any], method: str) -> str:
     """One line for the tables: the method's scores over the caused events, and what the others were."""
     m = c["methods"].get(method, {})
     lo, hi = m.get("char_f1_ci95") or ("-", "-")
+    without = ("misses the correct answer without the planted text too" if c.get("objective") == "restore"
+               else "states the target without the planted text")
     line = (f"poison-caused events: {c['events']} ({method}: Char F1 {m.get('char_f1')} ({lo}-{hi}), IoU "
-            f"{m.get('char_iou')}, FPR {m.get('char_fpr')}); not caused: {c['not_caused']} (the victim states the "
-            f"target without the planted text; {c['not_caused_left_blank']} left without a span)")
+            f"{m.get('char_iou')}, FPR {m.get('char_fpr')}); not caused: {c['not_caused']} (the victim {without}; "
+            f"{c['not_caused_left_blank']} left without a span)")
     return line + (f"; not judged: {c['unjudged']}" if c["unjudged"] else "")

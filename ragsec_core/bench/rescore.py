@@ -28,6 +28,7 @@ from ragsec_core.traceback.artifact import result_from_dict
 from ragsec_core.traceback.baselines import MethodResult
 from ragsec_core.traceback.boundary import reattribute
 from ragsec_core.traceback.evidence import Evidence, LiveEvidence
+from ragsec_core.traceback.options import DEFAULT_OBJECTIVE
 from ragsec_core.traceback.result import TracebackResult
 
 EVENT_GLOB = "event-*.json"
@@ -83,14 +84,22 @@ def caused(event: dict[str, Any], reader: LLM | None = None) -> bool | None:
     trace = Trace.from_dict(event["trace"])
     if reader is None or trace.model.get("id") != reader.model_id or trace.model.get("backend", DEFAULT_BACKEND) != DEFAULT_BACKEND:
         return None
-    return gold_replay(reader, trace, (event.get("pass1") or {}).get("mask_mode", DEFAULT_MASK_MODE))["caused"]
+    pass1 = event.get("pass1") or {}
+    return gold_replay(reader, trace, pass1.get("mask_mode", DEFAULT_MASK_MODE), objective(event))["caused"]
+
+
+def objective(event: dict[str, Any]) -> str:
+    """The objective a stored event's Pass-1 ran with (how its gold replay was judged)."""
+    return str((event.get("pass1") or {}).get("objective", DEFAULT_OBJECTIVE))
 
 
 def rescore(folder: str | Path, reader: LLM | None = None) -> dict[str, Any]:
     """Live and re-scored summaries over the stored events (also over the events the planted text caused),
     and the events whose score moved."""
     pairs = []
-    for e in load_events(folder):
+    events = load_events(folder)
+    judged = objective(events[0])
+    for e in events:
         new = rescore_event(e, reader)
         if new is not None:
             pairs.append((e | {"caused": caused(e, reader)}, new))
@@ -101,8 +110,8 @@ def rescore(folder: str | Path, reader: LLM | None = None) -> dict[str, Any]:
              for e, n in pairs if abs(n["char_f1"] - e["methods"]["ragcharacter"]["char_f1"]) > 1e-9]
     rescored = [{"caused": e["caused"], "methods": {"ragcharacter": n}} for e, n in pairs]
     return {"folder": str(folder), "live": summarise_method(live), "rescored": summarise_method([n for _, n in pairs]),
-            "caused": {"live": summarise_caused([e for e, _ in pairs], ["ragcharacter"]),
-                       "rescored": summarise_caused(rescored, ["ragcharacter"])},
+            "caused": {"live": summarise_caused([e for e, _ in pairs], ["ragcharacter"], judged),
+                       "rescored": summarise_caused(rescored, ["ragcharacter"], judged)},
             "moved": moved, "missed_readings": sum(n["missed_readings"] for _, n in pairs),
             "read_fpe_per_event": round(sum(n["read_fpe"] for _, n in pairs) / len(pairs), 3),
             "per_event": [{"question": e["question"], "id": e["id"], "caused": e["caused"], "ragcharacter": n} for e, n in pairs]}

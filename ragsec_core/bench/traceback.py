@@ -37,12 +37,13 @@ from ragsec_core.bench.methods import print_methods_table, score, summarise_meth
 from ragsec_core.bench.planting import PlantedCorpus, PlantPlan, clean_corpus
 from ragsec_core.bench.rescore import cmd_rescore, store_event
 from ragsec_core.data.corpus import Corpus
-from ragsec_core.data.trace import Labels
+from ragsec_core.data.trace import Labels, fires
 from ragsec_core.models.endpoint import EndpointLLM, config_from_flags
 from ragsec_core.models.llm import LLM, load_llm
 from ragsec_core.rag import Pipeline
 from ragsec_core.retrieval.embed import Embedder
 from ragsec_core.traceback.baselines import MethodContext, calibrate, check_access, get, parse_methods
+from ragsec_core.traceback.options import DEFAULT_OBJECTIVE
 
 OUTCOMES = ("EVT", "CORRECT", "CONFUSION", "UNK")
 RESUME_VARYING = ("ray", "out", "traces")  # flags that may change between an interrupted run and its continuation
@@ -99,7 +100,7 @@ def method_context(args: argparse.Namespace, llm: LLM | EndpointLLM, planted: Pl
     victim the judge is a local surrogate (`--judge-model`, else the default model)."""
     judge = load_llm(args.judge_model) if args.judge_model else llm if isinstance(llm, LLM) else load_llm()
     ctx = MethodContext(llm, judge, ppl_threshold=ppl_threshold, seed=args.seed, mask_mode=args.mask_mode,
-                        objective=args.objective)
+                        objective=args.objective, trigger=args.trigger)
     if ppl_threshold is None and "ppl" in args.methods.split(","):
         ctx.ppl_threshold = calibrate(ctx, [c.text for c in planted.base.chunks], args.ppl_quantile, args.ppl_sample)
     return ctx
@@ -165,11 +166,11 @@ def answer(w: Worker, job: Job) -> dict[str, Any]:
     )
     s = trace.signals
     outcome = "UNK" if s.abstained else "EVT" if s.t_asr else "CORRECT" if s.correct else "CONFUSION"
-    if not s.par:
+    if not fires(s, args.trigger):
         return {"outcome": outcome, "event": None}
     ev = w.ctx.for_event(retriever)
     rows = {m: score(trace, get(m).run(trace, ev)) for m in args.methods.split(",")}
-    gold = gold_replay(w.ctx.llm, trace, args.mask_mode)  # after the methods: it is in no method's cost
+    gold = gold_replay(w.ctx.llm, trace, args.mask_mode, args.objective)  # after the methods: in no method's cost
     if args.traces:  # Pass-1 is cached in the event context when RAGCharacter ran: reading it costs nothing
         pass1 = ev.pass1(trace)[0] if "ragcharacter" in rows else None
         store_event(args.traces, job.q, rec.id, trace, pass1, rows, gold)
@@ -309,7 +310,7 @@ def summarise(
         **{k: per_method[primary][k] for k in ("calls_per_event", "fpe_per_event", "seconds_per_event")},
         "primary_method": primary,
         "methods": per_method,
-        "caused": summarise_caused(events, methods),
+        "caused": summarise_caused(events, methods, getattr(args, "objective", DEFAULT_OBJECTIVE)),
         "access": check_access(methods, bool(getattr(args, "endpoint", None))),
         "ppl_threshold": ppl_threshold,
         "config": _config(args),

@@ -15,6 +15,7 @@ from ragsec_core.chameleon.options import OPTIMISERS, SLEEPER_FORMS
 from ragsec_core.cli.monitor import add_monitor_parser
 from ragsec_core.cli.options import add_corpus_args, add_endpoint_args, add_index_args, add_retrieval_args
 from ragsec_core.data.spans import DEFAULT_MASK_MODE, MASK_MODES
+from ragsec_core.data.trace import DEFAULT_TRIGGER, TRIGGERS
 from ragsec_core.traceback.baselines import METHODS
 from ragsec_core.traceback.options import DEFAULT_OBJECTIVE, OBJECTIVES
 
@@ -59,7 +60,12 @@ def _traceback(subparsers: Any) -> None:
     p.add_argument("--poisons-per-query", type=int, default=1)
     add_retrieval_args(p, alpha=1.0, k=5, use=True)
     p.add_argument("--mask-mode", choices=MASK_MODES, default=DEFAULT_MASK_MODE)
-    p.add_argument("--objective", choices=OBJECTIVES, default=DEFAULT_OBJECTIVE)
+    p.add_argument("--trigger", choices=list(TRIGGERS), default=DEFAULT_TRIGGER,
+                   help="which Pass-0 outcome is an event: PAR (the target adopted from a used chunk); LOST (the "
+                        "correct answer lost, an untargeted attack: use it with --objective restore)")
+    p.add_argument("--objective", choices=OBJECTIVES, default=DEFAULT_OBJECTIVE,
+                   help="when a replay undoes the event: event (the logged answer gone), oracle (the target gone), "
+                        "restore (a correct answer back)")
     p.add_argument("--limit", type=int, default=50)
     p.add_argument("--first-question", type=int, default=0,
                    help="start at this question (the seeded plants of earlier ones are still drawn): split a run")

@@ -15,6 +15,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 
+from ragsec_core._util.errors import RagsecError
 from ragsec_core.data.spans import (
     DEFAULT_MASK_MODE,
     Span,
@@ -23,8 +24,19 @@ from ragsec_core.data.spans import (
     candidate_spans,
     length,
     rank_sentences,
+    sentence_spans,
 )
-from ragsec_core.data.trace import DEFAULT_TRIGGER, Trace, compute_signals, contains_norm, event_anchor, fires, triggered
+from ragsec_core.data.trace import (
+    DEFAULT_TRIGGER,
+    Trace,
+    compute_signals,
+    contains_norm,
+    event_anchor,
+    fires,
+    states_correct,
+    states_target,
+    triggered,
+)
 from ragsec_core.data.trace import overlaps as answer_overlaps
 from ragsec_core.models.endpoint import EndpointLLM
 from ragsec_core.models.endpoint_replay import EndpointReplayEngine, Engine, engine_for
@@ -70,6 +82,9 @@ class Pass1:
     ) -> None:
         if objective not in OBJECTIVES:
             raise ValueError(f"objective must be one of {OBJECTIVES}")
+        if objective == "restore" and not trace.labels.answers:
+            raise RagsecError("the 'restore' objective needs the trace's labelled correct answers (labels.answers); "
+                              "this trace has none")
         self.trace, self.trigger, self.objective, self.mask_mode = trace, trigger, objective, mask_mode
         self.b = budgets or Budgets()
         self.llm = llm
@@ -97,9 +112,12 @@ class Pass1:
     def _signals_ok(self, answer: str, masks: Sequence[Span]) -> bool:
         """A test succeeds when the replayed answer no longer carries the event: it stops repeating the
         event anchor and the trigger, re-evaluated on the masked evidence, no longer fires (`event`);
-        or, with `oracle`, it no longer matches the known target."""
+        or, with `oracle`, it no longer matches the known target; with `restore` (an untargeted event), it
+        states a labelled correct answer again."""
+        if self.objective == "restore":
+            return states_correct(answer, self.trace.labels)
         if self.objective == "oracle" and self.trace.labels.target:
-            return not answer_overlaps(answer, self.trace.labels.target)
+            return not states_target(answer, self.trace.labels)
         if answer_overlaps(answer, self._anchor):
             return False
         masked_texts = {
@@ -299,7 +317,8 @@ class Pass1:
         block = self._block(holders) if self.b.block_mask else None
         if block is not None:
             return "block", [r.hit for r in block], block
-        if holders and self.b.context_check and not self._removable(holders):
+        if self.b.context_check and not (self._restorable(live) if self.objective == "restore" else
+                                         not holders or self._removable(holders)):
             return "persists", [], []  # what the text marks as planted is still reported (`boundary.implicated`)
         scored = []
         chunks = (holders or live)[: self.b.max_chunks]
@@ -358,6 +377,16 @@ class Pass1:
         that, no mask inside one of them can remove it (the model answers from the question or its own
         knowledge: HotpotQA's "A or B?" questions), and the search would spend its whole budget for nothing."""
         return self.test("context", [self.record(i, (0, len(self.trace.hits[i].text))) for i in holders]).success
+
+    def _restorable(self, live: list[int]) -> bool:
+        """The `restore` objective's context check: one replay with every sentence of the live chunks that
+        does not state a correct answer masked (a perturbed copy of the passage that holds the answer keeps
+        its answer sentence). If the correct answer does not come back even then, no mask of that text
+        brings it back (the victim misses it whatever the text says), and the search would spend its whole
+        budget for nothing."""
+        masks = [self.record(i, sp) for i in live for sp in sentence_spans(self.trace.hits[i].text)
+                 if not states_correct(self.trace.hits[i].text[sp[0]:sp[1]], self.trace.labels)]
+        return self.test("context", masks).success
 
     def _bisect(self, hit: int, seed: Span, seed_out: _Outcome) -> Span:
         text = self.trace.hits[hit].text

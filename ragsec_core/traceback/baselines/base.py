@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ragsec_core.data.spans import DEFAULT_MASK_MODE, Span
-from ragsec_core.data.trace import Trace, event_anchor, overlaps
+from ragsec_core.data.trace import DEFAULT_TRIGGER, Trace, event_anchor, overlaps
 from ragsec_core.traceback.options import DEFAULT_OBJECTIVE
 from ragsec_core.traceback.ragcharacter import run_pass1
 
@@ -64,6 +64,7 @@ class MethodContext:
     seed: int = 0
     mask_mode: str = DEFAULT_MASK_MODE  # Pass-1's masking and objective (`bench traceback --mask-mode/--objective`)
     objective: str = DEFAULT_OBJECTIVE
+    trigger: str = DEFAULT_TRIGGER  # which Pass-0 outcome is an event (`bench traceback --trigger`)
     calls: int = 0  # incremented by every model call the helpers make
     tokens: int = 0  # tokens those calls pushed through a model (the forward-pass-equivalent count)
     _memo: dict[str, tuple[Any, Spent]] = field(default_factory=dict)
@@ -71,7 +72,7 @@ class MethodContext:
     def for_event(self, retriever: HybridRetriever | None) -> MethodContext:
         """A fresh per-event context (shared results must not leak across events)."""
         return MethodContext(self.llm, self.judge, retriever, self.ppl_threshold, self.seed, self.mask_mode,
-                             self.objective)
+                             self.objective, self.trigger)
 
     def shared(self, key: str, compute: Callable[[], Any]) -> tuple[Any, Spent]:
         """A per-event value computed once and reused by several methods (RAGOrigin's ranking by
@@ -88,7 +89,8 @@ class MethodContext:
     def pass1(self, trace: Trace) -> tuple[TracebackResult, Spent]:
         """RAGCharacter Pass-1 on this event, run once per event (see `shared`)."""
         def compute() -> TracebackResult:
-            res = run_pass1(self.llm, trace, objective=self.objective, mask_mode=self.mask_mode, reader=self.judge)  # the judge is local: it reads for the boundary
+            res = run_pass1(self.llm, trace, self.trigger, self.objective, self.mask_mode,
+                            reader=self.judge)  # the judge is local: it reads for the boundary
             self.calls += res.model_calls
             self.tokens += round(res.forward_pass_equivalents * int(trace.timing.get("prompt_tokens") or 0))
             return res
