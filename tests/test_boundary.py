@@ -2,7 +2,7 @@
 holders a round reports."""
 
 from ragsec_core.data.trace import Labels, PromptSpan, Trace, TraceHit, compute_signals, new_trace_id, now_iso
-from ragsec_core.traceback.boundary import ALONE_PATHS, implicated, text_verdict
+from ragsec_core.traceback.boundary import ALONE_PATHS, implicated, seed_span, text_verdict
 from ragsec_core.traceback.result import Round, SpanRecord
 
 QUERY = "Where did the navigator Orsin sail after leaving Pella?"
@@ -65,3 +65,13 @@ def test_a_holder_the_text_rules_out_stays_out_even_if_it_states_the_event_alone
     assert text_verdict(trace, "Quillon") == {0: True, 1: False, 2: False}
     assert implicated(trace, _round("fast_path_multi", [1, 2]), set()) == [0]
 
+
+
+def test_a_free_text_answer_seeds_only_a_chunk_that_states_it() -> None:
+    """An untargeted event's anchor is the model's whole answer; in a chunk that does not state it, its
+    first word ("The") must not seed the region: the replays' causal span does."""
+    text = "The museum opened in 1901. The new wing was added by Ilse Brand in 1954, the records say."
+    causal = (27, 72)
+    assert seed_span(text, "The new wing was designed by Otto Weil", [], causal) == causal
+    assert seed_span(text, "Ilse Brand", [], causal) == (53, 63)  # a stated anchor still seeds the claim
+    assert seed_span(text, "The new wing was designed by Otto Weil", [], None) == (0, 3)  # no replay span: the rule

@@ -46,7 +46,10 @@ def local_masks(trace: Trace, hit: int, masks: Sequence[Span]) -> list[Span]:
 
 def seed_span(text: str, anchor: str, masked: Sequence[Span], causal: Span | None) -> Span | None:
     """Where the claim sits in one chunk: the answer-anchored span (unless an earlier round masked it),
-    else the replay's causal span in that chunk."""
+    else the replay's causal span in that chunk. The anchor seeds only a chunk that states it: a free-text
+    answer no chunk states (an untargeted event's) would otherwise seed on its first word, "The"."""
+    if causal is not None and not contains_norm(text, anchor):
+        return causal
     span = attribution_span(text, anchor)
     if span is not None and not any(overlaps(span, m) for m in masked):
         return span
