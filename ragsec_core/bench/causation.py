@@ -18,11 +18,12 @@ from typing import Any
 
 from ragsec_core.bench.methods import gold_spans, summarise_method
 from ragsec_core.data.spans import DEFAULT_MASK_MODE, apply_masks
-from ragsec_core.data.trace import Trace, states_correct, states_target
+from ragsec_core.data.trace import Trace
 from ragsec_core.models.endpoint import EndpointLLM
 from ragsec_core.models.endpoint_replay import engine_for
 from ragsec_core.models.llm import LLM
 from ragsec_core.traceback.options import DEFAULT_OBJECTIVE
+from ragsec_core.traceback.untargeted import label_verdict
 
 
 def gold_replay(llm: LLM | EndpointLLM, trace: Trace, mask_mode: str = DEFAULT_MASK_MODE,
@@ -34,8 +35,7 @@ def gold_replay(llm: LLM | EndpointLLM, trace: Trace, mask_mode: str = DEFAULT_M
     if not (trace.labels.answers if restore else trace.labels.target):
         return {"answer": None, "caused": None}
     answer = engine_for(llm, trace).replay(apply_masks(trace.prompt, gold_spans(trace), mask_mode), trace.answer).answer
-    return {"answer": answer, "caused": states_correct(answer, trace.labels) if restore else
-            not states_target(answer, trace.labels)}
+    return {"answer": answer, "caused": label_verdict("restore" if restore else "oracle", answer, trace.labels)}
 
 
 def summarise_caused(events: list[dict[str, Any]], methods: list[str], objective: str = DEFAULT_OBJECTIVE) -> dict[str, Any]:

@@ -15,7 +15,6 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 
-from ragsec_core._util.errors import RagsecError
 from ragsec_core.data.spans import (
     DEFAULT_MASK_MODE,
     Span,
@@ -24,24 +23,14 @@ from ragsec_core.data.spans import (
     candidate_spans,
     length,
     rank_sentences,
-    sentence_spans,
 )
-from ragsec_core.data.trace import (
-    DEFAULT_TRIGGER,
-    Trace,
-    compute_signals,
-    contains_norm,
-    event_anchor,
-    fires,
-    states_correct,
-    states_target,
-    triggered,
-)
+from ragsec_core.data.trace import DEFAULT_TRIGGER, Trace, compute_signals, contains_norm, event_anchor, fires, triggered
 from ragsec_core.data.trace import overlaps as answer_overlaps
 from ragsec_core.models.endpoint import EndpointLLM
 from ragsec_core.models.endpoint_replay import EndpointReplayEngine, Engine, engine_for
 from ragsec_core.models.llm import LLM
 from ragsec_core.models.options import DEFAULT_BACKEND, INFLUENCE_OF
+from ragsec_core.traceback import untargeted
 from ragsec_core.traceback.boundary import (
     ALONE_PATHS,
     attribute_hit,
@@ -82,9 +71,7 @@ class Pass1:
     ) -> None:
         if objective not in OBJECTIVES:
             raise ValueError(f"objective must be one of {OBJECTIVES}")
-        if objective == "restore" and not trace.labels.answers:
-            raise RagsecError("the 'restore' objective needs the trace's labelled correct answers (labels.answers); "
-                              "this trace has none")
+        untargeted.check_labels(objective, trace.labels)
         self.trace, self.trigger, self.objective, self.mask_mode = trace, trigger, objective, mask_mode
         self.b = budgets or Budgets()
         self.llm = llm
@@ -114,10 +101,9 @@ class Pass1:
         event anchor and the trigger, re-evaluated on the masked evidence, no longer fires (`event`);
         or, with `oracle`, it no longer matches the known target; with `restore` (an untargeted event), it
         states a labelled correct answer again."""
-        if self.objective == "restore":
-            return states_correct(answer, self.trace.labels)
-        if self.objective == "oracle" and self.trace.labels.target:
-            return not states_target(answer, self.trace.labels)
+        by_labels = untargeted.label_verdict(self.objective, answer, self.trace.labels)
+        if by_labels is not None:
+            return by_labels
         if answer_overlaps(answer, self._anchor):
             return False
         masked_texts = {
@@ -321,7 +307,8 @@ class Pass1:
                                          not holders or self._removable(holders)):
             return "persists", [], []  # what the text marks as planted is still reported (`boundary.implicated`)
         scored = []
-        chunks = (holders or live)[: self.b.max_chunks]
+        kept = untargeted.witnesses(self.trace, live) if self.objective == "restore" else []  # never masked whole
+        chunks = [i for i in holders or live if i not in kept][: self.b.max_chunks]
         self._prefetch([[self.record(i, (0, len(self.trace.hits[i].text)))] for i in chunks])
         for i in chunks:
             text = self.trace.hits[i].text
@@ -329,14 +316,15 @@ class Pass1:
             scored.append((out.success, out.influence, -self.trace.hits[i].rank, i))
             if out.success and self.b.early_stop:
                 break
-        if not scored:
+        if not scored and not kept:
             i = live[0] if live else self.trace.used[0]
             return "fallback_chunk", [i], [self.record(i, (0, len(self.trace.hits[i].text)))]
-        hit = max(scored)[3]
+        hit = max(scored)[3] if scored and (max(scored)[0] or not kept) else kept[0]
         text = self.trace.hits[hit].text
         masked = self._local_masks(hit)
         sent_scores = []
-        sentences = rank_sentences(text, self._anchor, masked)[: self.b.max_sentences]
+        ranked = rank_sentences(text, self._anchor, masked)
+        sentences = (untargeted.answer_free(self.trace, hit, ranked) if kept else ranked)[: self.b.max_sentences]
         self._prefetch([[self.record(hit, s)] for s in sentences])
         for s in sentences:
             out = self.test("sentence", [self.record(hit, s)])
@@ -379,14 +367,11 @@ class Pass1:
         return self.test("context", [self.record(i, (0, len(self.trace.hits[i].text))) for i in holders]).success
 
     def _restorable(self, live: list[int]) -> bool:
-        """The `restore` objective's context check: one replay with every sentence of the live chunks that
-        does not state a correct answer masked (a perturbed copy of the passage that holds the answer keeps
-        its answer sentence). If the correct answer does not come back even then, no mask of that text
-        brings it back (the victim misses it whatever the text says), and the search would spend its whole
-        budget for nothing."""
-        masks = [self.record(i, sp) for i in live for sp in sentence_spans(self.trace.hits[i].text)
-                 if not states_correct(self.trace.hits[i].text[sp[0]:sp[1]], self.trace.labels)]
-        return self.test("context", masks).success
+        """The `restore` objective's context check (`untargeted.context_masks`): one replay with every
+        sentence that states no correct answer masked. If even that does not bring the answer back, no mask
+        of that text does, and the search would spend its whole budget for nothing."""
+        masks = untargeted.context_masks(self.trace, live, {i: self._local_masks(i) for i in live})
+        return self.test("context", [self.record(i, sp) for i, sp in masks]).success
 
     def _bisect(self, hit: int, seed: Span, seed_out: _Outcome) -> Span:
         text = self.trace.hits[hit].text
