@@ -117,6 +117,12 @@ def test_untargeted_benchmark_judges_events_by_the_correct_answer(tmp_path):
                         timeout=300)
     assert rr.returncode == 0 and "0 event(s) changed" in rr.stdout, rr.stderr[-2000:]
     assert json.loads((tmp_path / "rescore.json").read_text())["caused"]["live"]["objective"] == "restore"
+    unlabelled = tmp_path / "unlabelled.json"
+    unlabelled.write_text(json.dumps([{"id": "u1", "question": "What is the hostname of the Northwind SIEM?",
+                                       "adv_texts": ["x"], "incorrect_answer": "logvault.northwind.example"}]))
+    bad = subprocess.run([sys.executable, "-m", "ragsec_core.cli", "bench", "traceback", "--data", str(unlabelled),
+                          "--objective", "restore"], check=False, capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert bad.returncode == 2 and "needs every question's correct answers" in bad.stderr, bad.stderr[-1000:]
 
 
 def test_split_runs_merge_into_one_result(tmp_path):

@@ -109,10 +109,12 @@ def cmd_trace(args: argparse.Namespace) -> int:
     from ragsec_core._util.paths import data_dir
     from ragsec_core.data.trace import triggered
     from ragsec_core.traceback.artifact import Artifact, save_artifact
+    from ragsec_core.traceback.untargeted import check_labels
     from ragsec_core.views.report import write_report
 
     check_model_args(args)
     trace = open_store(args).get(args.trace_id)
+    check_labels(args.objective, trace.labels)  # before any model loads
     fires = triggered(trace, args.trigger)
     if not fires:
         print(f"trace {trace.trace_id}: trigger {args.trigger} does not fire; nothing to trace", file=sys.stderr)
