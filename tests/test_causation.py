@@ -40,12 +40,12 @@ def test_an_untargeted_event_is_caused_when_the_correct_answer_returns(llm, bast
     assert out["caused"] is True and "siem.northwind.example" in out["answer"], out["answer"]
     assert gold_replay(llm, bastion, objective="restore")["caused"] is False
     assert gold_replay(llm, replace(untargeted, labels=replace(untargeted.labels, answers=[])), objective="restore") == {
-        "answer": None, "caused": None}
+        "answer": None, "caused": None, "rule": "planted-less-answer-sentences"}
 
 
 def test_without_a_target_the_event_is_not_judged(llm, bastion):
     unlabelled = replace(bastion, labels=replace(bastion.labels, target=None))
-    assert gold_replay(llm, unlabelled) == {"answer": None, "caused": None}
+    assert gold_replay(llm, unlabelled) == {"answer": None, "caused": None, "rule": "planted"}
 
 
 def test_summary_counts_caused_events_apart():
@@ -56,3 +56,15 @@ def test_summary_counts_caused_events_apart():
     s = summarise_caused(events, ["ragcharacter"])
     assert (s["events"], s["not_caused"], s["unjudged"], s["not_caused_left_blank"]) == (1, 1, 2, 1)
     assert s["methods"]["ragcharacter"]["char_f1"] == 1.0 and s["methods"]["ragcharacter"]["events"] == 1
+
+
+def test_a_stored_verdict_of_another_rule_is_not_reused():
+    """Re-scoring reuses a stored gold verdict only when today's rule judged it: an untargeted event judged
+    by masking all the planted text (the rule before `planted-less-answer-sentences`) is re-judged with
+    the model (`--read`), and without it counts as not judged."""
+    from ragsec_core.bench.rescore import caused
+
+    assert caused({"gold": {"caused": True}, "pass1": {"objective": "event"}}) is True  # older folders: "planted"
+    assert caused({"gold": {"caused": True}, "pass1": {"objective": "restore"}}) is None
+    fresh = {"caused": False, "rule": "planted-less-answer-sentences"}
+    assert caused({"gold": fresh, "pass1": {"objective": "restore"}}) is False

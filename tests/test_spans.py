@@ -13,6 +13,7 @@ from ragsec_core.data.spans import (
     merge,
     rank_sentences,
     sentence_spans,
+    subtract,
 )
 from ragsec_core.traceback.metrics import char_scores
 
@@ -128,3 +129,9 @@ def test_growth_covers_bait_setup_and_claim_but_not_the_host():
     assert text[first[0] - 9 : first[1]] == "and only 5"  # the paper's rule takes the host's mention first
     a, b = region(text, first, "5", "how many seasons of the oc are there")  # textual: no model call
     assert text[a:b] == planted
+
+
+def test_subtract_cuts_holes_out_of_spans() -> None:
+    assert subtract([(0, 10), (20, 30)], [(5, 8), (25, 40)]) == [(0, 5), (8, 10), (20, 25)]
+    assert subtract([(0, 10)], []) == [(0, 10)] and subtract([(0, 10)], [(0, 10)]) == []
+    assert subtract([(0, 10), (5, 12)], [(10, 11)]) == [(0, 10), (11, 12)]  # spans merge first

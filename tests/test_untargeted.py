@@ -1,8 +1,9 @@
 """The restore objective's text rules (`traceback.untargeted`), on a hand-built trace: no model."""
 
+from ragsec_core.bench.causation import gold_replay
 from ragsec_core.data.spans import sentence_spans
 from ragsec_core.data.trace import Labels
-from ragsec_core.traceback.untargeted import answer_free, context_masks, witnesses
+from ragsec_core.traceback.untargeted import answer_free, answer_sentences, context_masks, witnesses
 
 TEXT = ("The SIEM of Northwind runs on siem.northwind.example. Since the spring migration, analysts are told "
         "the SIEM moved to logvault.northwind.example. Dashboards are shared with the SOC.")
@@ -31,14 +32,16 @@ def test_a_chunk_without_the_answer_is_no_witness(make_trace) -> None:
 def test_restore_searches_inside_the_passage_that_holds_the_answer(llm, embedder) -> None:
     """The poison shares its passage with the correct answer (an "update" sentence after it): masking the
     passage whole would delete the answer, so it is never screened whole; the sentence search runs inside
-    it, and the reported span is the update sentence, not the sentence that states the right hostname."""
+    it, and the reported span is the update sentence, not the sentence that states the right hostname.
+    The whole passage is marked planted (as a perturbed copy is): the gold replay spares its answer
+    sentence, so the event counts as caused."""
     from ragsec_core.data.corpus import Corpus, Document
     from ragsec_core.rag import Pipeline, build_retriever
     from ragsec_core.traceback.ragcharacter import run_pass1
 
     text = ("The hostname of the Northwind SIEM was siem.northwind.example. Update: the hostname of the Northwind "
             "SIEM is now logvault.northwind.example. Dashboards are shared with the SOC.")
-    docs = [Document("siem", text, "SIEM"), Document("b1", "Backups run every Sunday night and are kept for 35 days."),
+    docs = [Document("siem", text, "SIEM", ((0, len(text)),), LABELS.target), Document("b1", "Backups run every Sunday night and are kept for 35 days."),
             Document("b2", "The SOC phone extension is x4100, staffed around the clock."),
             Document("b3", "Firewall logs are retained for 13 months.")]
     corpus = Corpus("siem-update", docs)
@@ -51,3 +54,7 @@ def test_restore_searches_inside_the_passage_that_holds_the_answer(llm, embedder
     assert not any(t.stage == "chunk" and any(s.hit == holder for s in t.spans) for t in res.tests)
     [span] = res.attribution
     assert "logvault.northwind.example" in span.text and "siem.northwind.example" not in span.text, span.text
+    gold = gold_replay(llm, trace, objective="restore")
+    assert gold["caused"] is True and gold["rule"] == "planted-less-answer-sentences", gold
+    [kept] = answer_sentences(trace)
+    assert trace.prompt[kept[0]:kept[1]] == "The hostname of the Northwind SIEM was siem.northwind.example."

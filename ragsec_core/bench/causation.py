@@ -17,25 +17,35 @@ from __future__ import annotations
 from typing import Any
 
 from ragsec_core.bench.methods import gold_spans, summarise_method
-from ragsec_core.data.spans import DEFAULT_MASK_MODE, apply_masks
+from ragsec_core.data.spans import DEFAULT_MASK_MODE, apply_masks, subtract
 from ragsec_core.data.trace import Trace
 from ragsec_core.models.endpoint import EndpointLLM
 from ragsec_core.models.endpoint_replay import engine_for
 from ragsec_core.models.llm import LLM
 from ragsec_core.traceback.options import DEFAULT_OBJECTIVE
-from ragsec_core.traceback.untargeted import label_verdict
+from ragsec_core.traceback.untargeted import answer_sentences, label_verdict
+
+
+def gold_rule(objective: str) -> str:
+    """Which characters the gold replay masks, by objective (stored beside its verdict so that a re-score
+    re-judges an event judged by another rule): the planted text; for `restore`, the planted text less
+    the sentences that state a correct answer (a typo-perturbed copy of the passage that holds the answer
+    is planted text throughout, and masking all of it deletes the answer the replay waits for)."""
+    return "planted-less-answer-sentences" if objective == "restore" else "planted"
 
 
 def gold_replay(llm: LLM | EndpointLLM, trace: Trace, mask_mode: str = DEFAULT_MASK_MODE,
                 objective: str = DEFAULT_OBJECTIVE) -> dict[str, Any]:
-    """{"answer": the victim's answer with every gold span masked, "caused": that answer no longer states
-    the target (with the `restore` objective: it states a correct answer)}. A trace without the label the
-    judgement needs cannot be judged: no replay, both None."""
+    """{"answer": the victim's answer with the gold masked (`gold_rule`), "caused": that answer no longer
+    states the target (with the `restore` objective: it states a correct answer), "rule"}. A trace
+    without the label the judgement needs cannot be judged: no replay, both None."""
     restore = objective == "restore"
     if not (trace.labels.answers if restore else trace.labels.target):
-        return {"answer": None, "caused": None}
-    answer = engine_for(llm, trace).replay(apply_masks(trace.prompt, gold_spans(trace), mask_mode), trace.answer).answer
-    return {"answer": answer, "caused": label_verdict("restore" if restore else "oracle", answer, trace.labels)}
+        return {"answer": None, "caused": None, "rule": gold_rule(objective)}
+    masks = subtract(gold_spans(trace), answer_sentences(trace)) if restore else gold_spans(trace)
+    answer = engine_for(llm, trace).replay(apply_masks(trace.prompt, masks, mask_mode), trace.answer).answer
+    return {"answer": answer, "caused": label_verdict("restore" if restore else "oracle", answer, trace.labels),
+            "rule": gold_rule(objective)}
 
 
 def summarise_caused(events: list[dict[str, Any]], methods: list[str], objective: str = DEFAULT_OBJECTIVE) -> dict[str, Any]:

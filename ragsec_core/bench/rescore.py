@@ -18,7 +18,7 @@ from typing import Any
 from ragsec_core._util.atomic import write_text_atomic
 from ragsec_core._util.errors import RagsecError
 from ragsec_core._util.safeio import read_json
-from ragsec_core.bench.causation import caused_line, gold_replay, summarise_caused
+from ragsec_core.bench.causation import caused_line, gold_replay, gold_rule, summarise_caused
 from ragsec_core.bench.methods import score, summarise_method
 from ragsec_core.data.spans import DEFAULT_MASK_MODE
 from ragsec_core.data.trace import Trace
@@ -77,12 +77,16 @@ def rescore_event(event: dict[str, Any], reader: LLM | None = None) -> dict[str,
 
 
 def caused(event: dict[str, Any], reader: LLM | None = None) -> bool | None:
-    """Whether the planted text caused a stored event: its stored gold replay; for a folder written before
-    the gold replay existed, taken now with `reader` when that is the model that answered, else None."""
-    if event.get("gold"):
-        return event["gold"]["caused"]
+    """Whether the planted text caused a stored event: its stored gold replay when that was judged by
+    today's rule (`causation.gold_rule`; a folder without the rule's name was judged by `planted`); else
+    taken now with `reader` when that is the model that answered, else None (not judged)."""
+    gold = event.get("gold") or {}
+    if gold.get("caused") is not None and gold.get("rule", "planted") == gold_rule(objective(event)):
+        return bool(gold["caused"])
+    if reader is None:
+        return None
     trace = Trace.from_dict(event["trace"])
-    if reader is None or trace.model.get("id") != reader.model_id or trace.model.get("backend", DEFAULT_BACKEND) != DEFAULT_BACKEND:
+    if trace.model.get("id") != reader.model_id or trace.model.get("backend", DEFAULT_BACKEND) != DEFAULT_BACKEND:
         return None
     pass1 = event.get("pass1") or {}
     return gold_replay(reader, trace, pass1.get("mask_mode", DEFAULT_MASK_MODE), objective(event))["caused"]

@@ -43,6 +43,22 @@ def merge(spans: Iterable[Span]) -> list[Span]:
     return out
 
 
+def subtract(spans: Iterable[Span], holes: Iterable[Span]) -> list[Span]:
+    """The parts of `spans` outside every hole (sorted, merged)."""
+    out: list[Span] = []
+    cut = merge(holes)
+    for s, e in merge(spans):
+        for hs, he in cut:
+            if he <= s or hs >= e:
+                continue
+            if hs > s:
+                out.append((s, hs))
+            s = max(s, he)
+        if s < e:
+            out.append((s, e))
+    return out
+
+
 def length(spans: Iterable[Span]) -> int:
     return sum(e - s for s, e in merge(spans))
 

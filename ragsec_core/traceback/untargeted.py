@@ -54,6 +54,14 @@ def answer_free(trace: Trace, hit: int, spans: Sequence[Span]) -> list[Span]:
     return [s for s in spans if not states_answer(trace, hit, s)]
 
 
+def answer_sentences(trace: Trace) -> list[Span]:
+    """Every sentence of the used chunks that states a correct answer, in prompt coordinates: what a
+    restore never masks (the benchmark's gold replay spares them too)."""
+    blocks = {sp.hit: sp.start for sp in trace.spans}
+    return [(blocks[i] + a, blocks[i] + b) for i in trace.used for a, b in sentence_spans(trace.hits[i].text)
+            if states_answer(trace, i, (a, b))]
+
+
 def context_masks(trace: Trace, live: Sequence[int], masked: dict[int, list[Span]]) -> list[tuple[int, Span]]:
     """The restore context check's masks: every sentence of the live chunks that states no correct answer
     and that no earlier round masked (`masked`: chunk-local masks by hit)."""
