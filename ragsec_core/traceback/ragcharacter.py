@@ -333,6 +333,8 @@ class Pass1:
                 break
         sent_scores.sort(reverse=True)
         regions = [s for *_, s in sent_scores[: self.b.kept_regions]]
+        if self.objective == "restore" and not (sent_scores and sent_scores[0][0]):
+            return "unfound", [], []  # the phrases are cut around the wrong answer: no replay would stand behind a span
         if sent_scores and sent_scores[0][0]:
             seed, seed_out = sent_scores[0][3], _Outcome("", sent_scores[0][1], True)
         else:
