@@ -169,8 +169,7 @@ class Pass1:
 
     def _prefetch(self, candidates: Sequence[list[SpanRecord]]) -> None:
         """Send independent screening candidates together when the engine batches (an endpoint with
-        `--concurrency` > 1); a no-op elsewhere. The tests that follow read the memo, so results and
-        the recorded tests are those of the serial run."""
+        `--concurrency` > 1; a no-op elsewhere). The tests that follow read the memo: serial results."""
         if isinstance(self.engine, EndpointReplayEngine):
             prompts = [apply_masks(self.trace.prompt, self.masks + [s.prompt_span for s in c], self.mask_mode)
                        for c in candidates]
@@ -303,8 +302,7 @@ class Pass1:
         block = self._block(holders) if self.b.block_mask else None
         if block is not None:
             return "block", [r.hit for r in block], block
-        if self.b.context_check and not (self._restorable(live) if self.objective == "restore" else
-                                         not holders or self._removable(holders)):
+        if self.b.context_check and not self._context_clears(live, holders):
             return "persists", [], []  # what the text marks as planted is still reported (`boundary.implicated`)
         scored = []
         kept = untargeted.witnesses(self.trace, live) if self.objective == "restore" else []  # never masked whole
@@ -362,17 +360,15 @@ class Pass1:
         blocks = [attribute_hit(self.trace, i, self._anchor, self.masks, None, Evidence()) for i in planted]
         return blocks if self.test("block", blocks).success else None
 
-    def _removable(self, holders: list[int]) -> bool:
-        """One replay with every chunk that states the event string masked whole: if the event survives
-        that, no mask inside one of them can remove it (the model answers from the question or its own
-        knowledge: HotpotQA's "A or B?" questions), and the search would spend its whole budget for nothing."""
-        return self.test("context", [self.record(i, (0, len(self.trace.hits[i].text))) for i in holders]).success
-
-    def _restorable(self, live: list[int]) -> bool:
-        """The `restore` objective's context check (`untargeted.context_masks`): one replay with every
-        sentence that states no correct answer masked. If even that does not bring the answer back, no mask
-        of that text does, and the search would spend its whole budget for nothing."""
-        masks = untargeted.context_masks(self.trace, live, {i: self._local_masks(i) for i in live})
+    def _context_clears(self, live: list[int], holders: list[int]) -> bool:
+        """One replay with all the text that could carry the event masked (each chunk stating the event string,
+        whole; restoring, each sentence stating no correct answer: `untargeted.context_masks`). If that does
+        not undo the event, no mask inside it does (the model answers from the question or its own knowledge:
+        HotpotQA's "A or B?"), and the search would spend its whole budget for nothing."""
+        if self.objective != "restore" and not holders:
+            return True
+        masks = (untargeted.context_masks(self.trace, live, {i: self._local_masks(i) for i in live})
+                 if self.objective == "restore" else [(i, (0, len(self.trace.hits[i].text))) for i in holders])
         return self.test("context", [self.record(i, sp) for i, sp in masks]).success
 
     def _bisect(self, hit: int, seed: Span, seed_out: _Outcome) -> Span:
