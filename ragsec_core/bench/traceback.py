@@ -73,8 +73,8 @@ def cmd_bench_traceback(args: argparse.Namespace) -> int:
     if endpoint is not None:  # say how each method reaches a black-box victim
         print("methods: " + ", ".join(f"{m} ({a})" for m, a in access.items()), file=sys.stderr)
     records = load_attack(Path(args.data), args.attack_form)[: args.limit]
-    unlabelled = [r.id for r in records if not r.answers]
-    if args.objective == "restore" and unlabelled:  # the restore objective judges by the correct answers
+    unlabelled = [r.id for r in records if not r.answers] if args.objective == "restore" else []
+    if unlabelled:  # the restore objective judges by the correct answers
         raise RagsecError(f"--objective restore needs every question's correct answers; '{args.data}' has none for "
                           f"{len(unlabelled)} question(s), e.g. {unlabelled[0]!r}")
     if args.first_question >= len(records):

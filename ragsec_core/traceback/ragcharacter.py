@@ -305,8 +305,8 @@ class Pass1:
         if self.b.context_check and not self._context_clears(live, holders):
             return "persists", [], []  # what the text marks as planted is still reported (`boundary.implicated`)
         scored = []
-        kept = untargeted.witnesses(self.trace, live) if self.objective == "restore" else []  # never masked whole
-        chunks = [i for i in holders or live if i not in kept][: self.b.max_chunks]
+        witnessed = untargeted.witnesses(self.trace, live) if self.objective == "restore" else []  # never masked whole
+        chunks = [i for i in holders or live if i not in witnessed][: self.b.max_chunks]
         self._prefetch([[self.record(i, (0, len(self.trace.hits[i].text)))] for i in chunks])
         for i in chunks:
             text = self.trace.hits[i].text
@@ -314,15 +314,15 @@ class Pass1:
             scored.append((out.success, out.influence, -self.trace.hits[i].rank, i))
             if out.success and self.b.early_stop:
                 break
-        if not scored and not kept:
+        if not scored and not witnessed:
             i = live[0] if live else self.trace.used[0]
             return "fallback_chunk", [i], [self.record(i, (0, len(self.trace.hits[i].text)))]
-        hit = max(scored)[3] if scored and (max(scored)[0] or not kept) else kept[0]
+        hit = max(scored)[3] if scored and (max(scored)[0] or not witnessed) else witnessed[0]
         text = self.trace.hits[hit].text
         masked = self._local_masks(hit)
         sent_scores = []
         ranked = rank_sentences(text, self._anchor, masked)
-        sentences = (untargeted.answer_free(self.trace, hit, ranked) if kept else ranked)[: self.b.max_sentences]
+        sentences = (untargeted.answer_free(self.trace, hit, ranked) if witnessed else ranked)[: self.b.max_sentences]
         self._prefetch([[self.record(hit, s)] for s in sentences])
         for s in sentences:
             out = self.test("sentence", [self.record(hit, s)])
