@@ -28,6 +28,15 @@ def test_merge_and_masks():
         apply_masks("x", [], "blur")
 
 
+def test_substitutions_put_text_in_place_and_a_plain_mask_over_one_wins():
+    t = "abcdefghij"
+    assert apply_masks(t, [(2, 4)], subs={(2, 4): "XY"}) == "abXYefghij"
+    assert apply_masks(t, [(2, 2), (5, 7)], subs={(2, 2): "+"}) == "ab+cdehij"  # zero width: an insertion
+    assert apply_masks(t, [(2, 4), (3, 6)], subs={(2, 4): "XY"}) == "abghij"  # the union removed whole
+    assert apply_masks(t, [(2, 4), (6, 8)], "placeholder", subs={(6, 8): "Z"}) == "ab[removed]efZij"
+    assert apply_masks(t, [(6, 8)], subs={(2, 4): "unused"}) == "abcdefij"  # only masks in the list apply
+
+
 def test_sentences_are_offsets_into_the_text():
     spans = sentence_spans(C3)
     assert [C3[a:b] for a, b in spans] == ["Reference note: The correct answer is Sydney.", "Australia's capital is Sydney.", "Ok."]

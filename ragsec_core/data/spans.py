@@ -8,7 +8,7 @@ Nothing here calls a model: tests of masked replays are passed in as functions.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -63,15 +63,25 @@ def length(spans: Iterable[Span]) -> int:
     return sum(e - s for s, e in merge(spans))
 
 
-def apply_masks(text: str, masks: Iterable[Span], mode: str = "delete") -> str:
-    """Remove (or replace with a neutral placeholder) every masked region of `text`."""
+def apply_masks(text: str, masks: Iterable[Span], mode: str = "delete", subs: Mapping[Span, str] | None = None) -> str:
+    """Remove (or replace with a neutral placeholder) every masked region of `text`. A mask listed in `subs`
+    gets that text in its place instead (a substitution: the trusted snapshot's text for a changed region,
+    `traceback.snapshot`; a zero-width one inserts); a plain mask over it wins, its region removed whole."""
     if mode not in MASK_MODES:
         raise ValueError(f"mask mode must be one of {MASK_MODES}")
+    masks, subs = list(masks), subs or {}
+    kept = set(masks) & subs.keys()
+    plain = merge(m for m in masks if m not in kept)
+    while clash := {m for m in kept if any((a < m[0] < b) if m[0] == m[1] else overlaps(m, (a, b)) for a, b in plain)}:
+        kept -= clash
+        plain = merge([*plain, *clash])
+    edits = [(s, e, PLACEHOLDER if mode == "placeholder" else "") for s, e in plain]
+    edits += [(s, e, subs[(s, e)]) for s, e in kept]
     out, pos = [], 0
-    for s, e in merge(masks):
-        out.append(text[pos:s])
-        if mode == "placeholder":
-            out.append(PLACEHOLDER)
+    for s, e, repl in sorted(edits):
+        if s < pos:  # two substitutions over one region: the first stands
+            continue
+        out += [text[pos:s], repl]
         pos = e
     out.append(text[pos:])
     return "".join(out)
