@@ -21,9 +21,13 @@ from ragsec_core.traceback.evidence import Evidence
 from ragsec_core.traceback.misspelling import grow
 from ragsec_core.traceback.premise import reach_back
 from ragsec_core.traceback.result import Round, SpanRecord, TracebackResult
+from ragsec_core.traceback.snapshot import changed_sentences
 from ragsec_core.traceback.splice import query_targeted, region
 
 WHOLE_CHUNK_PATHS = ("fallback_chunk",)  # Pass-1 found no span inside the chunk: the chunk is reported whole
+# With a trusted snapshot (`Pass1._revert`): reverting the changes since it undid the event, or did not
+# (nothing is reported: the event does not come from the corpus's changes)
+REVERT_PATH, UNCHANGED_PATH = "revert", "unchanged"
 # The rounds after which a holder that states the event on its own is reported (`Round.alone`): not after a
 # one-mask success (the event needed that chunk alone), nor `persists`/`fallback_chunk` (no mask was found).
 ALONE_PATHS = ("fast_path_multi", "block", "search")
@@ -105,8 +109,9 @@ def implicated(trace: Trace, rnd: Round, reported: set[int]) -> list[int]:
 
 
 def reported_hits(trace: Trace, rnd: Round, reported: set[int]) -> list[int]:
-    """The chunks a round reports that no earlier round did: whole chunks after a fallback, else `implicated`."""
-    if rnd.path in WHOLE_CHUNK_PATHS:
+    """The chunks a round reports that no earlier round did: the replays' verdict alone after a fallback or a
+    revert (the snapshot, not the text, says what was planted), else `implicated`."""
+    if rnd.path in (*WHOLE_CHUNK_PATHS, REVERT_PATH, UNCHANGED_PATH):
         return [h for h in verdict(rnd) if h not in reported]
     return implicated(trace, rnd, reported)
 
@@ -125,12 +130,25 @@ def attribute_rounds(trace: Trace, result: TracebackResult, evidence: Evidence |
         hits = reported_hits(trace, rnd, reported)
         if rnd.path in WHOLE_CHUNK_PATHS:
             spans = [span_record(trace, h, (0, len(trace.hits[h].text))) for h in hits]
+        elif rnd.path == REVERT_PATH:
+            spans = [s for h in hits for s in reverted(trace, h, rnd, masks, evidence)]
         else:
             spans = [attribute_hit(trace, h, rnd.anchor, masks, causal.get(h), evidence) for h in hits]
         reported |= {r.hit for r in spans}
         out.append(spans)
         masks += [r.prompt_span for r in rnd.causal]
     return out
+
+
+def reverted(trace: Trace, hit: int, rnd: Round, masks: Sequence[Span], evidence: Evidence) -> list[SpanRecord]:
+    """A reverted chunk's reported spans: the sentences its changes touch (`snapshot.changed_sentences`). A
+    chunk new as a whole (a document added since the snapshot) has no trusted text to bound the poison,
+    so the boundary's rule draws it, as in a masked chunk."""
+    text = trace.hits[hit].text
+    changes = [(r.local[0], r.local[1]) for r in rnd.causal if r.hit == hit]
+    if changes == [(0, len(text))]:
+        return [attribute_hit(trace, hit, rnd.anchor, masks, None, evidence)]
+    return [span_record(trace, hit, sp) for sp in changed_sentences(text, changes)]
 
 
 def reattribute(trace: Trace, result: TracebackResult, evidence: Evidence | None = None) -> list[SpanRecord]:

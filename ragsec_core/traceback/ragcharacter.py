@@ -13,17 +13,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 
-from ragsec_core.data.spans import (
-    DEFAULT_MASK_MODE,
-    Span,
-    apply_masks,
-    bisect_minimal,
-    candidate_spans,
-    length,
-    rank_sentences,
-)
+from ragsec_core.data.spans import DEFAULT_MASK_MODE, Span, apply_masks, length
 from ragsec_core.data.trace import DEFAULT_TRIGGER, Trace, compute_signals, contains_norm, event_anchor, fires, triggered
 from ragsec_core.data.trace import overlaps as answer_overlaps
 from ragsec_core.models.endpoint import EndpointLLM
@@ -33,7 +25,6 @@ from ragsec_core.models.options import DEFAULT_BACKEND, INFLUENCE_OF
 from ragsec_core.traceback import untargeted
 from ragsec_core.traceback.boundary import (
     ALONE_PATHS,
-    attribute_hit,
     attribute_rounds,
     local_masks,
     reported_hits,
@@ -45,17 +36,13 @@ from ragsec_core.traceback.budgets import Budgets
 from ragsec_core.traceback.evidence import Evidence, LiveEvidence
 from ragsec_core.traceback.options import DEFAULT_OBJECTIVE, OBJECTIVES
 from ragsec_core.traceback.result import Round, SpanRecord, Test, TracebackResult
+from ragsec_core.traceback.search import Found, Outcome, Search
+from ragsec_core.traceback.snapshot import Snapshot
 
 
-@dataclass(frozen=True)
-class _Outcome:
-    answer: str
-    influence: float
-    success: bool
-
-
-class Pass1:
-    """One traceback session over one trace; holds the replay engine and the cumulative mask set."""
+class Pass1(Search):
+    """One traceback session over one trace; holds the replay engine and the cumulative mask set (the
+    search stages are `search.Search`'s)."""
 
     def __init__(
         self,
@@ -68,6 +55,7 @@ class Pass1:
         *,
         naive: bool = False,
         reader: LLM | None = None,
+        snapshot: Snapshot | None = None,
     ) -> None:
         if objective not in OBJECTIVES:
             raise ValueError(f"objective must be one of {OBJECTIVES}")
@@ -80,11 +68,13 @@ class Pass1:
         # the local LM that reads the implicated chunks for the boundary (`cohesion`): the victim when local
         self.reader = reader if reader is not None else llm if isinstance(llm, LLM) else None
         self.masks: list[Span] = []  # cumulative, prompt-global
+        self.snapshot = snapshot  # the analyst's trusted corpus: changed text is reverted, not deleted (`_revert`)
+        self.subs: dict[Span, str] = {}  # the cumulative masks that put the snapshot's text in their place
         backend = llm.backend if isinstance(llm, EndpointLLM) else DEFAULT_BACKEND  # (textual tests pass no model)
         self.result = TracebackResult(
             trace.trace_id, trigger, objective, mask_mode, triggered(trace, trigger),
             original_answer=trace.answer, budgets=asdict(self.b),
-            influence=INFLUENCE_OF[backend], backend=backend,
+            influence=INFLUENCE_OF[backend], backend=backend, snapshot=snapshot.label() if snapshot else "",
         )
         self._round = 0
         self._ref = trace.answer
@@ -96,7 +86,7 @@ class Pass1:
     def record(self, hit: int, local: Span) -> SpanRecord:
         return span_record(self.trace, hit, local)
 
-    def _signals_ok(self, answer: str, masks: Sequence[Span]) -> bool:
+    def _signals_ok(self, answer: str, masks: Sequence[Span], subs: dict[Span, str]) -> bool:
         """A test succeeds when the replayed answer no longer carries the event: it stops repeating the
         event anchor and the trigger, re-evaluated on the masked evidence, no longer fires (`event`);
         or, with `oracle`, it no longer matches the known target; with `restore` (an untargeted event), it
@@ -106,19 +96,28 @@ class Pass1:
             return by_labels
         if answer_overlaps(answer, self._anchor):
             return False
-        masked_texts = {
-            i: apply_masks(self.trace.hits[i].text, self._local_masks(i, masks), self.mask_mode) for i in self.trace.used
-        }
+        blocks = {sp.hit: sp for sp in self.trace.spans}
+        masked_texts = {i: apply_masks(self.trace.hits[i].text, self._local_masks(i, masks), self.mask_mode,
+                                       {(a - blocks[i].start, b - blocks[i].start): r for (a, b), r in subs.items()
+                                        if blocks[i].start <= a <= b <= blocks[i].end})
+                        for i in self.trace.used}
         return not fires(compute_signals(answer, masked_texts, self.trace.labels), self.trigger)
 
-    def test(self, stage: str, spans: list[SpanRecord]) -> _Outcome:
-        extra = [s.prompt_span for s in spans]
-        all_masks = self.masks + extra
-        prompt = apply_masks(self.trace.prompt, all_masks, self.mask_mode)
+    def _subs(self, spans: Sequence[SpanRecord]) -> dict[Span, str]:
+        """The substitutions of a replay: the earlier rounds' reverted spans and those among `spans`."""
+        return {**self.subs, **{s.prompt_span: s.replacement for s in spans if s.replacement is not None}}
+
+    def _prompt(self, spans: Sequence[SpanRecord]) -> str:
+        """The logged prompt under the cumulative masks and `spans` (a reverted span gets its snapshot text)."""
+        return apply_masks(self.trace.prompt, self.masks + [s.prompt_span for s in spans], self.mask_mode, self._subs(spans))
+
+    def test(self, stage: str, spans: list[SpanRecord]) -> Outcome:
+        all_masks = self.masks + [s.prompt_span for s in spans]
+        prompt = self._prompt(spans)
         assert self.engine is not None, "tests run only inside run()"
         before = self.engine.calls
         r = self.engine.replay(prompt, self._ref)
-        out = _Outcome(r.answer, self._base_lp - r.logprob, self._signals_ok(r.answer, all_masks))
+        out = Outcome(r.answer, self._base_lp - r.logprob, self._signals_ok(r.answer, all_masks, self._subs(spans)))
         cached = self.engine.calls == before
         self.result.tests.append(Test(self._round, stage, spans, r.answer, round(out.influence, 4), out.success, round(r.ms, 1), cached))
         return out
@@ -171,8 +170,7 @@ class Pass1:
         """Send independent screening candidates together when the engine batches (an endpoint with
         `--concurrency` > 1; a no-op elsewhere). The tests that follow read the memo: serial results."""
         if isinstance(self.engine, EndpointReplayEngine):
-            prompts = [apply_masks(self.trace.prompt, self.masks + [s.prompt_span for s in c], self.mask_mode)
-                       for c in candidates]
+            prompts = [self._prompt(c) for c in candidates]
             self.engine.prefetch(prompts, self._ref)
 
     def _run_round(self, answer: str) -> Round:
@@ -188,11 +186,12 @@ class Pass1:
             assert self.engine is not None
             base = self.engine.replay(apply_masks(self.trace.prompt, self.masks, self.mask_mode), answer)
             self._base_lp, reproduced = base.logprob, base.answer == answer
-        path, implicated, causal = self._fast_path() or self._search()
+        path, implicated, causal = self._revert() or self._fast_path() or self._search()
         # the reported spans are drawn once the run is over (`boundary.attribute_rounds`)
         rnd = Round(self._round, answer, self._anchor, path, [], causal, "", False, reproduced, implicated)
         rnd.alone = self._alone(rnd)  # before the round's masks join the cumulative set
         self.masks += [c.prompt_span for c in causal]
+        self.subs.update(self._subs(causal))
         self.result.causal += causal
         final = self.test("final", [])
         rnd.answer_after, rnd.resolved = final.answer, final.success
@@ -229,7 +228,22 @@ class Pass1:
     def _local_masks(self, hit: int, masks: Sequence[Span] | None = None) -> list[Span]:
         return local_masks(self.trace, hit, self.masks if masks is None else masks)
 
-    def _fast_path(self) -> tuple[str, list[int], list[SpanRecord]] | None:
+    def _revert(self) -> Found | None:
+        """With a trusted snapshot: one replay with every change since the snapshot in the live used chunks
+        reverted to the snapshot's text (`snapshot`). If that undoes the event, the changes are the round's
+        causal set and the chunks that hold them its verdict; if not (or nothing changed), the event does not
+        come from the corpus's changes and the round ends `unchanged`, reporting nothing: the snapshot is
+        the analyst's trusted ground, so masking inside it would only find text that was always there."""
+        if self.snapshot is None:
+            return None
+        recs = [replace(self.record(i, h.local), replacement=h.trusted) for i in self._used_live()
+                for h in self.snapshot.hunks(self.trace.hits[i])
+                if not any(a < h.local[1] and h.local[0] < b for a, b in self._local_masks(i))]
+        if not recs or not self.test("revert", recs).success:
+            return "unchanged", [], []
+        return "revert", list(dict.fromkeys(r.hit for r in recs)), recs
+
+    def _fast_path(self) -> Found | None:
         """(path, the hits the replays implicated, the causal masks), or None when no fast path succeeds.
         When the text already marks two or more holders as planted copies (`boundary.text_verdict`), the
         joint mask goes first: masking one of several copies alone cannot remove the event."""
@@ -248,7 +262,7 @@ class Pass1:
             return None
         return self._joint(spans)
 
-    def _joint(self, spans: list[tuple[int, Span]]) -> tuple[str, list[int], list[SpanRecord]] | None:
+    def _joint(self, spans: list[tuple[int, Span]]) -> Found | None:
         """The multi-holder fast path: the rule's span masked in every holder in one replay. The joint mask
         is the evidence: every holder in it is part of the joint cause and is reported; the causal set
         keeps only the masks the event needs (`_causal_set`)."""
@@ -296,91 +310,6 @@ class Pass1:
                     out.append((i, sp))
         return out
 
-    def _search(self) -> tuple[str, list[int], list[SpanRecord]]:
-        live = self._used_live()
-        holders = [i for i in live if contains_norm(self.trace.hits[i].text, self._anchor)]
-        block = self._block(holders) if self.b.block_mask else None
-        if block is not None:
-            return "block", [r.hit for r in block], block
-        if self.b.context_check and not self._context_clears(live, holders):
-            return "persists", [], []  # what the text marks as planted is still reported (`boundary.implicated`)
-        scored = []
-        witnessed = untargeted.witnesses(self.trace, live) if self.objective == "restore" else []  # never masked whole
-        chunks = [i for i in holders or live if i not in witnessed][: self.b.max_chunks]
-        self._prefetch([[self.record(i, (0, len(self.trace.hits[i].text)))] for i in chunks])
-        for i in chunks:
-            text = self.trace.hits[i].text
-            out = self.test("chunk", [self.record(i, (0, len(text)))])
-            scored.append((out.success, out.influence, -self.trace.hits[i].rank, i))
-            if out.success and self.b.early_stop:
-                break
-        if not scored and not witnessed:
-            i = live[0] if live else self.trace.used[0]
-            return "fallback_chunk", [i], [self.record(i, (0, len(self.trace.hits[i].text)))]
-        hit = max(scored)[3] if scored and (max(scored)[0] or not witnessed) else witnessed[0]
-        text = self.trace.hits[hit].text
-        masked = self._local_masks(hit)
-        sent_scores = []
-        ranked = rank_sentences(text, self._anchor, masked)
-        sentences = (untargeted.answer_free(self.trace, hit, ranked) if witnessed else ranked)[: self.b.max_sentences]
-        self._prefetch([[self.record(hit, s)] for s in sentences])
-        for s in sentences:
-            out = self.test("sentence", [self.record(hit, s)])
-            sent_scores.append((out.success, out.influence, -s[0], s))
-            if out.success and self.b.early_stop:
-                break
-        sent_scores.sort(reverse=True)
-        regions = [s for *_, s in sent_scores[: self.b.kept_regions]]
-        if self.objective == "restore" and not (sent_scores and sent_scores[0][0]):
-            return "unfound", [], []  # the phrases are cut around the wrong answer: no replay would stand behind a span
-        if sent_scores and sent_scores[0][0]:
-            seed, seed_out = sent_scores[0][3], _Outcome("", sent_scores[0][1], True)
-        else:
-            props = candidate_spans(text, self._anchor, regions, masked, self.b.max_span_candidates)
-            best = None
-            for p in props:
-                out = self.test("phrase", [self.record(hit, p)])
-                if best is None or (out.success, out.influence) > (best[1].success, best[1].influence):
-                    best = (p, out)
-                if out.success and self.b.early_stop:
-                    break
-            if best is None:
-                return "fallback_chunk", [hit], [self.record(hit, (0, len(text)))]
-            seed, seed_out = best
-        return "search", [hit], [self.record(hit, self._bisect(hit, seed, seed_out))]
-
-    def _block(self, holders: list[int]) -> list[SpanRecord] | None:
-        """One replay with the planted block of every holder the text marks as a planted claim masked
-        (`boundary.attribute_hit` from the text alone): the answer string masked alone was not enough (a
-        poison restates its claim in other words), and the block is the hypothesis the boundary reports
-        anyway. Its masks are the round's causal set when the event goes; None otherwise (the search runs)."""
-        planted = [i for i in holders if self._verdict.get(i) and self._anchor_span(i) is not None]
-        if not planted:
-            return None
-        blocks = [attribute_hit(self.trace, i, self._anchor, self.masks, None, Evidence()) for i in planted]
-        return blocks if self.test("block", blocks).success else None
-
-    def _context_clears(self, live: list[int], holders: list[int]) -> bool:
-        """One replay with all the text that could carry the event masked (each chunk stating the event string,
-        whole; restoring, each sentence stating no correct answer: `untargeted.context_masks`). If that does
-        not undo the event, no mask inside it does (the model answers from the question or its own knowledge:
-        HotpotQA's "A or B?"), and the search would spend its whole budget for nothing."""
-        if self.objective != "restore" and not holders:
-            return True
-        masks = (untargeted.context_masks(self.trace, live, {i: self._local_masks(i) for i in live})
-                 if self.objective == "restore" else [(i, (0, len(self.trace.hits[i].text))) for i in holders])
-        return self.test("context", [self.record(i, sp) for i, sp in masks]).success
-
-    def _bisect(self, hit: int, seed: Span, seed_out: _Outcome) -> Span:
-        text = self.trace.hits[hit].text
-
-        def better(half: Span) -> bool:
-            out = self.test("bisect", [self.record(hit, half)])
-            return out.success if seed_out.success else out.influence >= seed_out.influence
-
-        span, _ = bisect_minimal(text, seed, better, self.b.max_bisect_steps, self.b.min_span_len)
-        return span
-
 
 def run_pass1(
     llm: LLM | EndpointLLM,
@@ -392,9 +321,11 @@ def run_pass1(
     *,
     naive: bool = False,
     reader: LLM | None = None,
+    snapshot: Snapshot | None = None,
 ) -> TracebackResult:
     """Pass-1 on one trace. Untriggered traces return at once with `triggered=False` (no model call).
     `naive=True` replays every variant with plain generation (no memo, no prefix reuse): same result, slower.
     `reader`: the local LM whose readings draw the boundary (default: `llm` when it is local; an endpoint
-    run without one draws it from the text alone)."""
-    return Pass1(llm, trace, trigger, objective, mask_mode, budgets, naive=naive, reader=reader).run()
+    run without one draws it from the text alone). `snapshot`: the analyst's trusted corpus, which lets a
+    round revert the changes since it before masking (`Pass1._revert`)."""
+    return Pass1(llm, trace, trigger, objective, mask_mode, budgets, naive=naive, reader=reader, snapshot=snapshot).run()

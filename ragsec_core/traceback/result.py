@@ -18,6 +18,7 @@ class SpanRecord:
     local: list[int]  # [l, r) in the chunk text
     prompt: list[int]  # [a, b) in the Pass-0 prompt; prompt[a:b] == chunk[l:r]
     text: str
+    replacement: str | None = None  # reverted, not masked: the trusted snapshot's text in its place (`snapshot`)
 
     @property
     def prompt_span(self) -> Span:  # `tuple(prompt)`: two items, as `record` builds it and artifacts store it
@@ -27,7 +28,7 @@ class SpanRecord:
 @dataclass
 class Test:
     round: int
-    stage: str  # fast_path | fast_path_multi | prune | sufficiency | block | context | alone | chunk | sentence | phrase | bisect | final
+    stage: str  # revert | fast_path | fast_path_multi | prune | sufficiency | block | context | alone | chunk | sentence | phrase | bisect | final
     spans: list[SpanRecord]  # what this test masked (on top of earlier rounds' masks)
     answer: str
     influence: float  # drop in the influence signal (INFLUENCES); for logprob: drop in mean log-prob of the round's event answer (round 0 without a baseline: -mean log-prob)
@@ -41,7 +42,7 @@ class Round:
     index: int
     event_answer: str
     anchor: str
-    path: str  # fast_path | fast_path_multi | block | search | fallback_chunk | persists (no mask in the context removes it)
+    path: str  # revert | unchanged | fast_path | fast_path_multi | block | search | fallback_chunk | persists (no mask in the context removes it) | unfound
     attribution: list[SpanRecord]  # the round's reported spans (`boundary.attribute_rounds`), one per chunk
     causal: list[SpanRecord]
     answer_after: str
@@ -100,6 +101,7 @@ class TracebackResult:
     # the local LM's readings behind the attribution boundary (`cohesion`), so --rescore needs no model
     cohesion: list[Reading] = field(default_factory=list)
     reader: str = ""  # the model that took them ("" when none read: an endpoint run without a local reader)
+    snapshot: str = ""  # the trusted snapshot the changes were reverted to (`Snapshot.label`); "" when none
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -1,0 +1,148 @@
+"""Pass-1's search (§4.3, Algorithm 2), for the rounds the answer-anchored fast path does not resolve.
+
+The block mask and the context check first (our extensions, `Budgets`), then the paper's screening:
+chunks, then sentences inside the best chunk, then phrase proposals, and bisection of the best mask down
+to a minimal causal span. Under the `restore` objective the text that states the correct answer stays
+(`untargeted`). A mixin of `ragcharacter.Pass1`, which owns the replays and the session's state; kept
+apart so that each stage of Pass-1 reads on its own page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ragsec_core.data.spans import Span, bisect_minimal, candidate_spans, rank_sentences
+from ragsec_core.data.trace import Trace, contains_norm
+from ragsec_core.traceback import untargeted
+from ragsec_core.traceback.boundary import attribute_hit
+from ragsec_core.traceback.budgets import Budgets
+from ragsec_core.traceback.evidence import Evidence
+from ragsec_core.traceback.result import SpanRecord
+
+Found = tuple[str, list[int], list[SpanRecord]]  # (path, the hits the replays implicated, the causal masks)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One replay's verdict: its answer, the influence drop, and whether the event is undone."""
+
+    answer: str
+    influence: float
+    success: bool
+
+
+class Search:
+    """The search stages; `Pass1` provides the state and the replays declared here."""
+
+    trace: Trace
+    b: Budgets
+    objective: str
+    masks: list[Span]
+    _anchor: str
+    _verdict: dict[int, bool | None]
+
+    def test(self, stage: str, spans: list[SpanRecord]) -> Outcome:
+        raise NotImplementedError
+
+    def record(self, hit: int, local: Span) -> SpanRecord:
+        raise NotImplementedError
+
+    def _local_masks(self, hit: int, masks: Sequence[Span] | None = None) -> list[Span]:
+        raise NotImplementedError
+
+    def _used_live(self) -> list[int]:
+        raise NotImplementedError
+
+    def _prefetch(self, candidates: Sequence[list[SpanRecord]]) -> None:
+        raise NotImplementedError
+
+    def _anchor_span(self, hit: int) -> Span | None:
+        raise NotImplementedError
+
+    def _search(self) -> Found:
+        """The paper's screening, after the block mask and the context check: chunks, sentences inside the
+        best one, phrases, then bisection of the best mask to a minimal span (`_bisect`)."""
+        live = self._used_live()
+        holders = [i for i in live if contains_norm(self.trace.hits[i].text, self._anchor)]
+        block = self._block(holders) if self.b.block_mask else None
+        if block is not None:
+            return "block", [r.hit for r in block], block
+        if self.b.context_check and not self._context_clears(live, holders):
+            return "persists", [], []  # what the text marks as planted is still reported (`boundary.implicated`)
+        scored = []
+        witnessed = untargeted.witnesses(self.trace, live) if self.objective == "restore" else []  # never masked whole
+        chunks = [i for i in holders or live if i not in witnessed][: self.b.max_chunks]
+        self._prefetch([[self.record(i, (0, len(self.trace.hits[i].text)))] for i in chunks])
+        for i in chunks:
+            text = self.trace.hits[i].text
+            out = self.test("chunk", [self.record(i, (0, len(text)))])
+            scored.append((out.success, out.influence, -self.trace.hits[i].rank, i))
+            if out.success and self.b.early_stop:
+                break
+        if not scored and not witnessed:
+            i = live[0] if live else self.trace.used[0]
+            return "fallback_chunk", [i], [self.record(i, (0, len(self.trace.hits[i].text)))]
+        hit = max(scored)[3] if scored and (max(scored)[0] or not witnessed) else witnessed[0]
+        text = self.trace.hits[hit].text
+        masked = self._local_masks(hit)
+        sent_scores = []
+        ranked = rank_sentences(text, self._anchor, masked)
+        sentences = (untargeted.answer_free(self.trace, hit, ranked) if witnessed else ranked)[: self.b.max_sentences]
+        self._prefetch([[self.record(hit, s)] for s in sentences])
+        for s in sentences:
+            out = self.test("sentence", [self.record(hit, s)])
+            sent_scores.append((out.success, out.influence, -s[0], s))
+            if out.success and self.b.early_stop:
+                break
+        sent_scores.sort(reverse=True)
+        regions = [s for *_, s in sent_scores[: self.b.kept_regions]]
+        if self.objective == "restore" and not (sent_scores and sent_scores[0][0]):
+            return "unfound", [], []  # the phrases are cut around the wrong answer: no replay would stand behind a span
+        if sent_scores and sent_scores[0][0]:
+            seed, seed_out = sent_scores[0][3], Outcome("", sent_scores[0][1], True)
+        else:
+            props = candidate_spans(text, self._anchor, regions, masked, self.b.max_span_candidates)
+            best = None
+            for p in props:
+                out = self.test("phrase", [self.record(hit, p)])
+                if best is None or (out.success, out.influence) > (best[1].success, best[1].influence):
+                    best = (p, out)
+                if out.success and self.b.early_stop:
+                    break
+            if best is None:
+                return "fallback_chunk", [hit], [self.record(hit, (0, len(text)))]
+            seed, seed_out = best
+        return "search", [hit], [self.record(hit, self._bisect(hit, seed, seed_out))]
+
+    def _block(self, holders: list[int]) -> list[SpanRecord] | None:
+        """One replay with the planted block of every holder the text marks as a planted claim masked
+        (`boundary.attribute_hit` from the text alone): the answer string masked alone was not enough (a
+        poison restates its claim in other words), and the block is the hypothesis the boundary reports
+        anyway. Its masks are the round's causal set when the event goes; None otherwise (the search runs)."""
+        planted = [i for i in holders if self._verdict.get(i) and self._anchor_span(i) is not None]
+        if not planted:
+            return None
+        blocks = [attribute_hit(self.trace, i, self._anchor, self.masks, None, Evidence()) for i in planted]
+        return blocks if self.test("block", blocks).success else None
+
+    def _context_clears(self, live: list[int], holders: list[int]) -> bool:
+        """One replay with all the text that could carry the event masked (each chunk stating the event string,
+        whole; restoring, each sentence stating no correct answer: `untargeted.context_masks`). If that does
+        not undo the event, no mask inside it does (the model answers from the question or its own knowledge:
+        HotpotQA's "A or B?"), and the search would spend its whole budget for nothing."""
+        if self.objective != "restore" and not holders:
+            return True
+        masks = (untargeted.context_masks(self.trace, live, {i: self._local_masks(i) for i in live})
+                 if self.objective == "restore" else [(i, (0, len(self.trace.hits[i].text))) for i in holders])
+        return self.test("context", [self.record(i, sp) for i, sp in masks]).success
+
+    def _bisect(self, hit: int, seed: Span, seed_out: Outcome) -> Span:
+        text = self.trace.hits[hit].text
+
+        def better(half: Span) -> bool:
+            out = self.test("bisect", [self.record(hit, half)])
+            return out.success if seed_out.success else out.influence >= seed_out.influence
+
+        span, _ = bisect_minimal(text, seed, better, self.b.max_bisect_steps, self.b.min_span_len)
+        return span
