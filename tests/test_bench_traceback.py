@@ -125,6 +125,23 @@ def test_untargeted_benchmark_judges_events_by_the_correct_answer(tmp_path):
     assert bad.returncode == 2 and "needs every question's correct answers" in bad.stderr, bad.stderr[-1000:]
 
 
+def test_snapshot_benchmark_reverts_to_the_clean_corpus(tmp_path):
+    """`--snapshot`: Pass-1 holds the clean corpus as the analyst's trusted copy. The planted passage is a
+    document the snapshot lacks, so one revert (its deletion) undoes the event; the boundary inside it is
+    drawn as in a masked chunk, and re-scoring from the stored traces agrees."""
+    _bench_one(tmp_path, "s05", "What is the hostname of the Northwind SIEM?", "logvault.northwind.example",
+               "siem.northwind.example", "The hostname of the Northwind SIEM is {}.",
+               "--trigger", "LOST", "--objective", "restore", "--snapshot")
+    res = json.loads((tmp_path / "r.json").read_text())
+    assert res["events"] == 1 and res["config"]["snapshot"] is True and res["char_f1"] > 0.5
+    stored = json.loads(next((tmp_path / "traces").glob("event-*.json")).read_text())
+    assert stored["pass1"]["snapshot"].startswith("secops") and stored["pass1"]["rounds"][0]["path"] == "revert"
+    assert stored["gold"]["rule"] == "clean-restored" and stored["gold"]["caused"] is True
+    rr = subprocess.run([sys.executable, "-m", "ragsec_core.cli", "bench", "traceback", "--rescore",
+                         str(tmp_path / "traces")], check=False, capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert rr.returncode == 0 and "0 event(s) changed" in rr.stdout, rr.stderr[-2000:]
+
+
 def test_split_runs_merge_into_one_result(tmp_path):
     """Two halves of a run (--first-question) merge into the table one run would give: means over all
     events, summed outcomes; parts of different configurations are refused."""

@@ -17,35 +17,49 @@ from __future__ import annotations
 from typing import Any
 
 from ragsec_core.bench.methods import gold_spans, summarise_method
-from ragsec_core.data.spans import DEFAULT_MASK_MODE, apply_masks, subtract
+from ragsec_core.data.spans import DEFAULT_MASK_MODE, Span, apply_masks, subtract
 from ragsec_core.data.trace import Trace
 from ragsec_core.models.endpoint import EndpointLLM
 from ragsec_core.models.endpoint_replay import engine_for
 from ragsec_core.models.llm import LLM
 from ragsec_core.traceback.options import DEFAULT_OBJECTIVE
+from ragsec_core.traceback.snapshot import Snapshot
 from ragsec_core.traceback.untargeted import answer_sentences, label_verdict
 
 
-def gold_rule(objective: str) -> str:
+def gold_rule(objective: str, clean: bool = False) -> str:
     """Which characters the gold replay masks, by objective (stored beside its verdict so that a re-score
-    re-judges an event judged by another rule): the planted text; for `restore`, the planted text less
-    the sentences that state a correct answer (a typo-perturbed copy of the passage that holds the answer
-    is planted text throughout, and masking all of it deletes the answer the replay waits for)."""
-    return "planted-less-answer-sentences" if objective == "restore" else "planted"
+    re-judges an event judged by another rule): the planted text; for `restore`, with the clean corpus at
+    hand (the benchmark's), the poisoned chunks put back as the clean corpus has them (a typo-perturbed
+    copy garbles the sentence that states the answer: only its clean text undoes that), else the planted
+    text less the sentences that state a correct answer (masking all of a perturbed copy deletes the
+    answer the replay waits for)."""
+    if objective != "restore":
+        return "planted"
+    return "clean-restored" if clean else "planted-less-answer-sentences"
 
 
 def gold_replay(llm: LLM | EndpointLLM, trace: Trace, mask_mode: str = DEFAULT_MASK_MODE,
-                objective: str = DEFAULT_OBJECTIVE) -> dict[str, Any]:
-    """{"answer": the victim's answer with the gold masked (`gold_rule`), "caused": that answer no longer
-    states the target (with the `restore` objective: it states a correct answer), "rule"}. A trace
-    without the label the judgement needs cannot be judged: no replay, both None."""
+                objective: str = DEFAULT_OBJECTIVE, clean: Snapshot | None = None) -> dict[str, Any]:
+    """{"answer": the victim's answer with the gold masked (`gold_rule`; `clean`: the clean corpus), "caused":
+    that answer no longer states the target (with the `restore` objective: it states a correct answer),
+    "rule"}. A trace without the label the judgement needs cannot be judged: no replay, both None."""
     restore = objective == "restore"
+    rule = gold_rule(objective, clean is not None)
     if not (trace.labels.answers if restore else trace.labels.target):
-        return {"answer": None, "caused": None, "rule": gold_rule(objective)}
-    masks = subtract(gold_spans(trace), answer_sentences(trace)) if restore else gold_spans(trace)
-    answer = engine_for(llm, trace).replay(apply_masks(trace.prompt, masks, mask_mode), trace.answer).answer
+        return {"answer": None, "caused": None, "rule": rule}
+    subs = clean_text(trace, clean) if restore and clean is not None else {}
+    masks = list(subs) or (subtract(gold_spans(trace), answer_sentences(trace)) if restore else gold_spans(trace))
+    answer = engine_for(llm, trace).replay(apply_masks(trace.prompt, masks, mask_mode, subs), trace.answer).answer
     return {"answer": answer, "caused": label_verdict("restore" if restore else "oracle", answer, trace.labels),
-            "rule": gold_rule(objective)}
+            "rule": rule}
+
+
+def clean_text(trace: Trace, clean: Snapshot) -> dict[Span, str]:
+    """Every change in the poisoned used chunks, in prompt coordinates, with the clean corpus's text for it."""
+    blocks = {sp.hit: sp.start for sp in trace.spans}
+    return {(blocks[i] + h.local[0], blocks[i] + h.local[1]): h.trusted
+            for i in trace.used if trace.hits[i].poison_spans for h in clean.hunks(trace.hits[i])}
 
 
 def summarise_caused(events: list[dict[str, Any]], methods: list[str], objective: str = DEFAULT_OBJECTIVE) -> dict[str, Any]:

@@ -78,10 +78,12 @@ def rescore_event(event: dict[str, Any], reader: LLM | None = None) -> dict[str,
 
 def caused(event: dict[str, Any], reader: LLM | None = None) -> bool | None:
     """Whether the planted text caused a stored event: its stored gold replay when that was judged by
-    today's rule (`causation.gold_rule`; a folder without the rule's name was judged by `planted`); else
-    taken now with `reader` when that is the model that answered, else None (not judged)."""
+    today's rule (`causation.gold_rule`, with or without the clean corpus; a folder without the rule's name
+    was judged by `planted`); else taken now with `reader` (without the clean corpus, which a folder does not
+    hold) when that is the model that answered, else None (not judged)."""
     gold = event.get("gold") or {}
-    if gold.get("caused") is not None and gold.get("rule", "planted") == gold_rule(objective(event)):
+    rules = {gold_rule(objective(event)), gold_rule(objective(event), clean=True)}
+    if gold.get("caused") is not None and gold.get("rule", "planted") in rules:
         return bool(gold["caused"])
     if reader is None:
         return None

@@ -44,6 +44,7 @@ from ragsec_core.rag import Pipeline
 from ragsec_core.retrieval.embed import Embedder
 from ragsec_core.traceback.baselines import MethodContext, calibrate, check_access, get, parse_methods
 from ragsec_core.traceback.options import DEFAULT_OBJECTIVE
+from ragsec_core.traceback.snapshot import Snapshot
 
 OUTCOMES = ("EVT", "CORRECT", "CONFUSION", "UNK")
 RESUME_VARYING = ("ray", "out", "traces")  # flags that may change between an interrupted run and its continuation
@@ -98,13 +99,15 @@ def save(results: dict[str, Any], out: str | None) -> None:
 
 
 def method_context(args: argparse.Namespace, llm: LLM | EndpointLLM, planted: PlantedCorpus,
-                   ppl_threshold: float | None = None) -> MethodContext:
+                   ppl_threshold: float | None = None, clean: Snapshot | None = None) -> MethodContext:
     """The shared context of all methods: victim, judge/proxy, and the PPL cutoff (given, or calibrated
     here on a seeded sample of clean corpus chunks, only when a method needs it). With an endpoint
-    victim the judge is a local surrogate (`--judge-model`, else the default model)."""
+    victim the judge is a local surrogate (`--judge-model`, else the default model). With `--snapshot`,
+    Pass-1 reverts to the `clean` corpus, the trusted snapshot an analyst would hold."""
     judge = load_llm(args.judge_model) if args.judge_model else llm if isinstance(llm, LLM) else load_llm()
     ctx = MethodContext(llm, judge, ppl_threshold=ppl_threshold, seed=args.seed, mask_mode=args.mask_mode,
-                        objective=args.objective, trigger=args.trigger)
+                        objective=args.objective, trigger=args.trigger,
+                        snapshot=clean if args.snapshot else None)
     if ppl_threshold is None and "ppl" in args.methods.split(","):
         ctx.ppl_threshold = calibrate(ctx, [c.text for c in planted.base.chunks], args.ppl_quantile, args.ppl_sample)
     return ctx
@@ -136,6 +139,7 @@ class Worker:
     planted: PlantedCorpus
     ctx: MethodContext
     args: argparse.Namespace
+    clean: Snapshot  # the clean corpus, for the gold replay (and Pass-1's snapshot with --snapshot)
 
 
 def open_worker(clean: Corpus, args: argparse.Namespace, ppl_threshold: float | None) -> Worker:
@@ -144,7 +148,8 @@ def open_worker(clean: Corpus, args: argparse.Namespace, ppl_threshold: float | 
     endpoint = config_from_flags(args)
     llm: LLM | EndpointLLM = EndpointLLM(endpoint) if endpoint else load_llm()
     planted = PlantedCorpus.from_corpus(clean, Embedder(), args.index, args.index_build)
-    return Worker(planted, method_context(args, llm, planted, ppl_threshold), args)
+    snapshot = Snapshot.from_corpus(clean)
+    return Worker(planted, method_context(args, llm, planted, ppl_threshold, snapshot), args, snapshot)
 
 
 def plan_jobs(records: list[AttackRecord], args: argparse.Namespace, planted: PlantedCorpus) -> list[Job]:
@@ -174,7 +179,8 @@ def answer(w: Worker, job: Job) -> dict[str, Any]:
         return {"outcome": outcome, "event": None}
     ev = w.ctx.for_event(retriever)
     rows = {m: score(trace, get(m).run(trace, ev)) for m in args.methods.split(",")}
-    gold = gold_replay(w.ctx.llm, trace, args.mask_mode, args.objective)  # after the methods: in no method's cost
+    # after the methods, so in no method's cost; a restore puts the clean passages back (`gold_rule`)
+    gold = gold_replay(w.ctx.llm, trace, args.mask_mode, args.objective, w.clean)
     if args.traces:  # Pass-1 is cached in the event context when RAGCharacter ran: reading it costs nothing
         pass1 = ev.pass1(trace)[0] if "ragcharacter" in rows else None
         store_event(args.traces, job.q, rec.id, trace, pass1, rows, gold)

@@ -66,6 +66,9 @@ def _traceback(subparsers: Any) -> None:
     p.add_argument("--objective", choices=OBJECTIVES, default=DEFAULT_OBJECTIVE,
                    help="when a replay undoes the event: event (the logged answer gone), oracle (the target gone), "
                         "restore (a correct answer back)")
+    p.add_argument("--snapshot", action="store_true",
+                   help="give Pass-1 the clean corpus as the analyst's trusted snapshot: each round first reverts "
+                        "the changes since it (substitution, not deletion)")
     p.add_argument("--limit", type=int, default=50)
     p.add_argument("--first-question", type=int, default=0,
                    help="start at this question (the seeded plants of earlier ones are still drawn): split a run")

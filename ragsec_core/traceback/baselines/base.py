@@ -17,6 +17,7 @@ from ragsec_core.data.spans import DEFAULT_MASK_MODE, Span
 from ragsec_core.data.trace import DEFAULT_TRIGGER, Trace, event_anchor, overlaps
 from ragsec_core.traceback.options import DEFAULT_OBJECTIVE
 from ragsec_core.traceback.ragcharacter import run_pass1
+from ragsec_core.traceback.snapshot import Snapshot
 
 if TYPE_CHECKING:
     from ragsec_core.models.endpoint import EndpointLLM
@@ -65,6 +66,7 @@ class MethodContext:
     mask_mode: str = DEFAULT_MASK_MODE  # Pass-1's masking and objective (`bench traceback --mask-mode/--objective`)
     objective: str = DEFAULT_OBJECTIVE
     trigger: str = DEFAULT_TRIGGER  # which Pass-0 outcome is an event (`bench traceback --trigger`)
+    snapshot: Snapshot | None = None  # Pass-1's trusted corpus (`bench traceback --snapshot`: the clean one)
     calls: int = 0  # incremented by every model call the helpers make
     tokens: int = 0  # tokens those calls pushed through a model (the forward-pass-equivalent count)
     _memo: dict[str, tuple[Any, Spent]] = field(default_factory=dict)
@@ -72,7 +74,7 @@ class MethodContext:
     def for_event(self, retriever: HybridRetriever | None) -> MethodContext:
         """A fresh per-event context (shared results must not leak across events)."""
         return MethodContext(self.llm, self.judge, retriever, self.ppl_threshold, self.seed, self.mask_mode,
-                             self.objective, self.trigger)
+                             self.objective, self.trigger, self.snapshot)
 
     def shared(self, key: str, compute: Callable[[], Any]) -> tuple[Any, Spent]:
         """A per-event value computed once and reused by several methods (RAGOrigin's ranking by
@@ -90,7 +92,7 @@ class MethodContext:
         """RAGCharacter Pass-1 on this event, run once per event (see `shared`)."""
         def compute() -> TracebackResult:
             res = run_pass1(self.llm, trace, self.trigger, self.objective, self.mask_mode,
-                            reader=self.judge)  # the judge is local: it reads for the boundary
+                            reader=self.judge, snapshot=self.snapshot)  # the judge is local: it reads for the boundary
             self.calls += res.model_calls
             self.tokens += round(res.forward_pass_equivalents * int(trace.timing.get("prompt_tokens") or 0))
             return res
