@@ -24,6 +24,7 @@ from ragsec_core.models.options import DEFAULT_QUANTIZE
 from ragsec_core.rag import Pipeline, build_retriever
 from ragsec_core.retrieval.embed import Embedder
 from ragsec_core.retrieval.hybrid import HybridRetriever
+from ragsec_core.traceback.snapshot import Snapshot
 from ragsec_core.views.guided import Scenario, scenarios
 
 # ---------------------------------------------------------------- navigation (app.py is the only router)
@@ -178,6 +179,19 @@ def get_upload_pipeline(sha: str, name: str, _data: bytes) -> Pipeline:
     folder = tempfile.mkdtemp(prefix="ragsec-upload-")
     corpus = load_corpus_bytes(name, _data, folder)
     return Pipeline(corpus, build_retriever(corpus, get_embedder()), get_llm())
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def get_snapshot(corpus: str, sha: str = "", _data: bytes = b"") -> Snapshot:
+    """A trusted snapshot for Pass-1's revert: a clean sample corpus by name, or an uploaded corpus file
+    (keyed by its SHA-256, as `get_upload_pipeline`). Cached, so its chunk alignments survive reruns."""
+    if not sha:
+        return Snapshot.from_corpus(get_corpus(corpus, None))
+    import tempfile
+
+    from ragsec_core.data.corpus import load_corpus_bytes
+
+    return Snapshot.from_corpus(load_corpus_bytes(corpus, _data, tempfile.mkdtemp(prefix="ragsec-snapshot-")))
 
 
 def corpus_picker(key: str = "corpus") -> tuple[str, str | None, object | None]:

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import pandas as pd
 import streamlit as st
 
 from pages.backend import generator_for
 from pages.common import (
+    UPLOAD,
     ensure_routed,
     get_llm,
     get_pipeline,
+    get_snapshot,
     show_error,
     show_html,
     show_untrusted,
@@ -17,10 +21,14 @@ from pages.common import (
 )
 from ragsec_core._util.errors import RagsecError
 from ragsec_core._util.text import escape_controls
+from ragsec_core.data.corpus import corpus_names
 from ragsec_core.data.spans import DEFAULT_MASK_MODE, MASK_MODES
 from ragsec_core.data.trace import DEFAULT_TRIGGER, TRIGGERS
 from ragsec_core.traceback.options import DEFAULT_OBJECTIVE, OBJECTIVES
+from ragsec_core.traceback.snapshot import Snapshot
 from ragsec_core.views.highlight import Mark, highlight_html, legend_html
+
+NO_SNAPSHOT = "(none)"
 
 ensure_routed()
 st.title("Traceback")
@@ -77,6 +85,25 @@ trigger = c1.selectbox("Trigger", triggers, index=triggers.index(DEFAULT_TRIGGER
 objective = c2.selectbox("Influence objective", OBJECTIVES, index=OBJECTIVES.index(DEFAULT_OBJECTIVE), key="tb_objective",
                          help="event: label-free (the answer stops repeating the event); oracle: uses the known target")
 mask_mode = c3.selectbox("Masking", MASK_MODES, index=MASK_MODES.index(DEFAULT_MASK_MODE), key="tb_mask")
+snap_name = st.selectbox("Trusted snapshot", [NO_SNAPSHOT] + corpus_names() + [UPLOAD], key="tb_snapshot",
+                         help="a copy of the corpus from before the incident: each round first reverts the used chunks' "
+                              "changes since it (the snapshot's text put back, not deleted). Only this undoes a "
+                              "typo-perturbed copy (GARAG). A sample corpus here is its clean version.")
+snap_file = (st.file_uploader("Snapshot corpus file (.jsonl, .csv or attack .json)", type=["jsonl", "csv", "json"],
+                              key="tb_snapshot_file") if snap_name == UPLOAD else None)
+
+
+def chosen_snapshot() -> Snapshot | None:
+    """The picked snapshot (cached per corpus or upload), or None."""
+    if snap_name == NO_SNAPSHOT:
+        return None
+    if snap_name != UPLOAD:
+        return get_snapshot(snap_name)
+    if snap_file is None:
+        raise RagsecError("pick the snapshot's corpus file, or set the trusted snapshot to none")
+    data = snap_file.getvalue()
+    return get_snapshot(snap_file.name, hashlib.sha256(data).hexdigest(), data)
+
 
 if st.button("Run Pass-1", type="primary", key="tb_run"):
     from ragsec_core._util.paths import data_dir
@@ -92,7 +119,7 @@ if st.button("Run Pass-1", type="primary", key="tb_run"):
             status.update(label="Replaying masked prompts (fast path → chunk → sentence → phrase → bisection) ...")
             # an endpoint's trace is read for the boundary by the local default model (loaded once per process)
             reader = get_llm() if llm.backend == "endpoint" else None
-            result = run_pass1(llm, trace, trigger, objective, mask_mode, reader=reader)
+            result = run_pass1(llm, trace, trigger, objective, mask_mode, reader=reader, snapshot=chosen_snapshot())
             art = Artifact(trace, result)
             save_artifact(data_dir() / "artifacts" / f"{trace.trace_id}.pass1.json", art)
             st.session_state.update(tb_artifact=art, tb_step=0)
@@ -129,6 +156,11 @@ with o1:
 with o2:
     show_untrusted("Sanitised answer (all causal masks applied)", res.final_answer)
 (st.success if res.resolved else st.warning)("Event gone after masking." if res.resolved else "The event persists after the rounds budget.")
+if res.snapshot:  # the label holds a corpus or file name: shown as text
+    show_untrusted("Trusted snapshot (changes since it reverted first)", res.snapshot)
+if res.rounds and res.rounds[0].path == "unchanged":
+    st.info("Reverting every change since the snapshot did not undo the event: it does not come from the "
+            "corpus's changes, and nothing is reported.")
 named = named_in_question(art.trace, res)
 if named:  # the message is ours; the names come from the answer: shown as untrusted text
     st.warning(QUESTION_CAVEAT)

@@ -79,6 +79,25 @@ def test_traceback_page_runs_steps_exports_and_remediates(app_env, pipeline):
     assert "gate02" not in at.code[-1].value  # the answer after remediation no longer carries the planted claim
 
 
+def test_traceback_page_reverts_to_a_trusted_snapshot(app_env, pipeline):
+    """The snapshot picker: the clean sample corpus as the trusted copy, the embedded claim reverted in one
+    replay and reported; an upload choice without a file is one st.error and no artifact."""
+    trace = pipeline("secops", "embedded").ask(BASTION)
+    at = _page("traceback.py")
+    at.session_state["tb_trace"] = trace
+    at.run()
+    at.selectbox(key="tb_snapshot").select("(upload a file)").run()
+    at.button(key="tb_run").click().run()
+    assert not at.exception and at.error and "snapshot" in at.error[0].value
+    assert not (app_env / "data" / "artifacts" / f"{trace.trace_id}.pass1.json").exists()
+    at.selectbox(key="tb_snapshot").select("secops").run()
+    at.button(key="tb_run").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    res = at.session_state["tb_artifact"].pass1
+    assert res.snapshot.startswith("secops (sha256") and [r.path for r in res.rounds] == ["revert"] and res.resolved
+    assert any("secops (sha256" in c.value for c in at.code)  # the label, shown as text
+
+
 def test_guided_demo_runs_end_to_end(app_env):
     at = _page("demo.py")
     at.run()

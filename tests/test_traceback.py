@@ -219,3 +219,15 @@ def test_cli_trace_writes_an_atomic_artifact(tmp_path, bastion):
                              capture_output=True, text=True, cwd=REPO, timeout=300)
     assert restore.returncode == 2 and "labelled correct answers" in restore.stderr and "Traceback" not in restore.stderr
     assert not (tmp_path / "none.json").exists()
+    missing = subprocess.run([sys.executable, "-m", "ragsec_core.cli", "trace", bastion.trace_id, "--store", str(store),
+                              "--snapshot", str(tmp_path / "no-such-corpus.jsonl"), "--out", str(tmp_path / "none.json")],
+                             capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert missing.returncode == 2 and "no-such-corpus" in missing.stderr and "Traceback" not in missing.stderr
+    assert not (tmp_path / "none.json").exists()
+    snap = subprocess.run([sys.executable, "-m", "ragsec_core.cli", "trace", bastion.trace_id, "--store", str(store),
+                           "--snapshot", "secops", "--out", str(tmp_path / "snap.json")],
+                          capture_output=True, text=True, cwd=REPO, timeout=600)
+    assert snap.returncode == 0, snap.stderr[-2000:]
+    reverted = json.loads((tmp_path / "snap.json").read_text())["pass1"]
+    assert reverted["snapshot"].startswith("secops (sha256") and reverted["rounds"][0]["path"] == "revert"
+    assert reverted["resolved"] and all(c["replacement"] == "" for c in reverted["causal"])

@@ -107,14 +107,17 @@ def cmd_traces_show(args: argparse.Namespace) -> int:
 
 def cmd_trace(args: argparse.Namespace) -> int:
     from ragsec_core._util.paths import data_dir
+    from ragsec_core.data.corpus import load_corpus
     from ragsec_core.data.trace import triggered
     from ragsec_core.traceback.artifact import Artifact, save_artifact
+    from ragsec_core.traceback.snapshot import Snapshot
     from ragsec_core.traceback.untargeted import check_labels
     from ragsec_core.views.report import write_report
 
     check_model_args(args)
     trace = open_store(args).get(args.trace_id)
     check_labels(args.objective, trace.labels)  # before any model loads
+    snapshot = Snapshot.from_corpus(load_corpus(args.snapshot)) if args.snapshot else None
     fires = triggered(trace, args.trigger)
     if not fires:
         print(f"trace {trace.trace_id}: trigger {args.trigger} does not fire; nothing to trace", file=sys.stderr)
@@ -129,7 +132,7 @@ def cmd_trace(args: argparse.Namespace) -> int:
     # the boundary's readings need a local LM: an endpoint's trace is read by the local default model
     # (loaded only when Pass-1 will run: an untriggered trace reads nothing)
     reader = load_llm() if isinstance(llm, EndpointLLM) and fires else None
-    result = run_pass1(llm, trace, args.trigger, args.objective, args.mask_mode, reader=reader)
+    result = run_pass1(llm, trace, args.trigger, args.objective, args.mask_mode, reader=reader, snapshot=snapshot)
     out = Path(args.out) if args.out else data_dir() / "artifacts" / f"{trace.trace_id}.pass1.json"
     artifact = Artifact(trace, result)
     save_artifact(out, artifact)

@@ -121,6 +121,9 @@ def _trace(sub: argparse._SubParsersAction) -> None:
     tr.add_argument("--trigger", default=DEFAULT_TRIGGER, choices=list(TRIGGERS))
     tr.add_argument("--objective", default=DEFAULT_OBJECTIVE, choices=OBJECTIVES)
     tr.add_argument("--mask-mode", default=DEFAULT_MASK_MODE, choices=MASK_MODES)
+    tr.add_argument("--snapshot", default=None, metavar="CORPUS",
+                    help="a trusted copy of the corpus from before the incident (a corpus file or folder, or a sample "
+                         "corpus name): each round first reverts the used chunks' changes since it")
     tr.add_argument("--out", default=None, help="artifact path (default: <data dir>/artifacts/ID.pass1.json)")
     add_model_args(tr)
     add_store_arg(tr)
