@@ -1,14 +1,17 @@
 """The substitution counterfactual: changes since a trusted snapshot, reverted instead of masked."""
 
+from dataclasses import replace
+
 from ragsec_core.bench.causation import gold_replay
 from ragsec_core.bench.methods import gold_spans
 from ragsec_core.bench.planting import changed_sentences as gold_sentences
 from ragsec_core.data.corpus import Corpus, Document, load_corpus
 from ragsec_core.data.spans import apply_masks
 from ragsec_core.data.trace import Labels
-from ragsec_core.traceback.boundary import reattribute
+from ragsec_core.traceback.boundary import reattribute, span_record
 from ragsec_core.traceback.metrics import char_scores
 from ragsec_core.traceback.ragcharacter import run_pass1
+from ragsec_core.traceback.result import Round, TracebackResult
 from ragsec_core.traceback.snapshot import Snapshot, changed_sentences, diff_hunks
 
 CLEAN = ("Security events are forwarded to the Northwind SIEM. The hostname of the Northwind SIEM is "
@@ -62,6 +65,22 @@ def test_snapshot_labels_its_content_and_treats_an_unknown_document_as_added(mak
     assert snap.label() != Snapshot("clean", {"d": "changed"}).label()
     [whole] = Snapshot("empty", {}).hunks(trace.hits[0])
     assert whole.local == (0, len(trace.hits[0].text)) and whole.trusted == ""
+
+
+def test_added_text_is_reported_exactly_and_changed_words_as_their_sentences(make_trace) -> None:
+    """The revert round's boundary, without a model: an article cut off mid-sentence is reported to its
+    last character (not up to the end of the host sentence it runs into), a typo as its whole sentence."""
+    host = "The Sydney Opera House opened in 1973. It stands on Bennelong Point. Tours run daily."
+    article = "**Canberra** was chosen as a compromise between the two largest cities, while the"
+    text = host.replace("It stands", f"{article} It stands").replace("Tours", "Turs")
+    trace = make_trace(text=text)
+    snap = Snapshot("clean", {"d": host})
+    hunks = snap.hunks(trace.hits[0])
+    causal = [replace(span_record(trace, 0, h.local), replacement=h.trusted) for h in hunks]
+    res = TracebackResult(trace.trace_id, "PAR", "event", "delete", True)
+    res.rounds = [Round(0, "Sydney", "Sydney", "revert", [], causal, "", True, None, [0])]
+    spans = [r.text for r in reattribute(trace, res)]
+    assert spans == [article, "Turs run daily."], spans
 
 
 def test_a_typo_perturbed_copy_is_traced_by_reverting_it(llm, embedder) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ragsec_core.data.spans import Span, attribution_span, overlaps
+from ragsec_core.data.spans import Span, attribution_span, merge, overlaps, trim
 from ragsec_core.data.trace import Trace, contains_norm
 from ragsec_core.traceback.cohesion import extend
 from ragsec_core.traceback.evidence import Evidence
@@ -141,14 +141,18 @@ def attribute_rounds(trace: Trace, result: TracebackResult, evidence: Evidence |
 
 
 def reverted(trace: Trace, hit: int, rnd: Round, masks: Sequence[Span], evidence: Evidence) -> list[SpanRecord]:
-    """A reverted chunk's reported spans: the sentences its changes touch (`snapshot.changed_sentences`). A
-    chunk new as a whole (a document added since the snapshot) has no trusted text to bound the poison,
-    so the boundary's rule draws it, as in a masked chunk."""
+    """A reverted chunk's reported spans: added text exactly (the snapshot says where it starts and ends; a
+    blind article cut off mid-sentence must not take the host sentence it runs into), and the sentences that
+    changed words touch (`snapshot.changed_sentences`: a typo-perturbed copy's unit, GARAG's gold). A chunk
+    new as a whole (a document added since the snapshot) has no trusted text to bound the poison, so the
+    boundary's rule draws it, as in a masked chunk."""
     text = trace.hits[hit].text
-    changes = [(r.local[0], r.local[1]) for r in rnd.causal if r.hit == hit]
-    if changes == [(0, len(text))]:
+    recs = [r for r in rnd.causal if r.hit == hit]
+    if [tuple(r.local) for r in recs] == [(0, len(text))]:
         return [attribute_hit(trace, hit, rnd.anchor, masks, None, evidence)]
-    return [span_record(trace, hit, sp) for sp in changed_sentences(text, changes)]
+    added = [trim(text, (r.local[0], r.local[1])) for r in recs if not r.replacement and r.local[1] > r.local[0]]
+    changed = [(r.local[0], r.local[1]) for r in recs if r.replacement or r.local[1] == r.local[0]]
+    return [span_record(trace, hit, sp) for sp in merge(added + changed_sentences(text, changed))]
 
 
 def reattribute(trace: Trace, result: TracebackResult, evidence: Evidence | None = None) -> list[SpanRecord]:
