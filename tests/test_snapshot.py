@@ -113,7 +113,7 @@ def test_an_event_the_changes_do_not_explain_reports_nothing(llm, untargeted) ->
     snapshot = Snapshot.from_corpus(load_corpus("secops", "false_facts"))
     res = run_pass1(llm, untargeted, "LOST", "restore", snapshot=snapshot)
     assert [r.path for r in res.rounds] == ["unchanged"] and res.attribution == [] and not res.resolved
-    assert [t.stage for t in res.tests] == ["final"]
+    assert res.tests == [] and res.model_calls == 0 and res.final_answer == untargeted.answer
 
 
 def test_an_embedded_poison_is_bounded_exactly_by_the_snapshot(llm, pipeline) -> None:

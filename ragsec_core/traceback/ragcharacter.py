@@ -193,8 +193,11 @@ class Pass1(Search):
         self.masks += [c.prompt_span for c in causal]
         self.subs.update(self._subs(causal))
         self.result.causal += causal
-        final = self.test("final", [])
-        rnd.answer_after, rnd.resolved = final.answer, final.success
+        if causal:
+            final = self.test("final", [])
+            rnd.answer_after, rnd.resolved = final.answer, final.success
+        else:  # nothing masked: the prompt is the round's own, and so is its answer; a replay would add nothing
+            rnd.answer_after, rnd.resolved = answer, False
         return rnd
 
     def _alone(self, rnd: Round) -> list[int]:
