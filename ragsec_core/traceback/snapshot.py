@@ -8,8 +8,9 @@ are *reverted*, replaced by what the snapshot has there, instead of deleted. A d
 does not hold was added since: reverting it deletes it.
 
 One replay with every change reverted tells whether the changes since the snapshot caused the event
-(`Pass1._revert`); the snapshot, not the replay, says where each change starts and ends, so a change is
-reported as the sentences it touches (`changed_sentences`), the unit RAGDefender's GARAG gold uses.
+(`Pass1._revert`); the snapshot, not the replay, says where each change starts and ends, so the report
+is drawn from the changes (`boundary.reverted`): added text exactly, changed words as the sentences they
+touch (`changed_sentences`, the unit RAGDefender's GARAG gold uses).
 """
 
 from __future__ import annotations
@@ -70,7 +71,8 @@ def diff_hunks(text: str, trusted: str) -> list[Hunk]:
 def _slide(words: list[str], i1: int, i2: int, lo: int, hi: int) -> tuple[int, int]:
     """An added run of words `words[i1:i2]` that could equally sit anywhere in [lo, hi) (its first word repeats
     the word after it, or its last the word before): the position that starts and ends on sentence
-    boundaries. "A. X. The host." added to "A. The host." diffs as "X. The" as readily as "The X."."""
+    boundaries. "A. The claim. The host." made from "A. The host." diffs as "claim. The" as readily as "The
+    claim."."""
     def fit(i: int) -> int:
         starts = i == 0 or words[i - 1].endswith(_ENDS)
         return int(starts) + int(words[i + i2 - i1 - 1].endswith(_ENDS))
@@ -114,17 +116,21 @@ class Snapshot:
     name: str
     documents: dict[str, str]
     _memo: dict[tuple[str, str], list[Hunk]] = field(default_factory=dict, repr=False)
+    _label: str = field(default="", repr=False)
 
     @classmethod
     def from_corpus(cls, corpus: Corpus) -> Snapshot:
         return cls(corpus.name, {d.id: d.text for d in corpus.documents})
 
     def label(self) -> str:
-        """What an artifact records of the snapshot it was traced against: its name and a content hash."""
-        h = hashlib.sha256()
-        for doc_id in sorted(self.documents):
-            h.update(f"{doc_id}\0{self.documents[doc_id]}\0".encode())
-        return f"{self.name} (sha256 {h.hexdigest()[:16]}, {len(self.documents)} documents)"
+        """What an artifact records of the snapshot it was traced against: its name and a content hash
+        (computed once: a benchmark traces many events against one snapshot)."""
+        if not self._label:
+            h = hashlib.sha256()
+            for doc_id in sorted(self.documents):
+                h.update(f"{doc_id}\0{self.documents[doc_id]}\0".encode())
+            self._label = f"{self.name} (sha256 {h.hexdigest()[:16]}, {len(self.documents)} documents)"
+        return self._label
 
     def hunks(self, hit: TraceHit) -> list[Hunk]:
         """The chunk's changes since the snapshot (all of it when its document is not in the snapshot)."""
