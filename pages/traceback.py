@@ -223,7 +223,7 @@ e2.download_button("Report (HTML)", report_html(art), file_name=f"{trace.trace_i
 st.subheader("Remediate")
 st.caption("Delete the attributed characters from their source documents, re-index, and ask again.")
 if st.button("Remove traced span and re-ask", key="tb_remediate", disabled=not res.attribution):
-    from ragsec_core.traceback.remediate import remediate, sample_origin
+    from ragsec_core.traceback.remediate import remediate, remediation_spans, sample_origin
 
     pipeline = st.session_state.get("tb_pipeline")
     try:
@@ -233,7 +233,7 @@ if st.button("Remove traced span and re-ask", key="tb_remediate", disabled=not r
         if pipeline is None or pipeline.corpus.content_hash() != trace.retrieval.get("corpus_hash"):
             raise RagsecError("the corpus this trace was made on is not loaded here: start from Investigate with the same corpus")
         with st.status("Re-indexing and asking again ...") as status:
-            fix = remediate(pipeline, trace, res.attribution)
+            fix = remediate(pipeline, trace, remediation_spans(res))  # a reverted change gets its snapshot text back
             status.update(label="Done", state="complete")
         st.session_state["tb_remediation"] = fix
     except RagsecError as exc:
@@ -243,4 +243,5 @@ if fix is not None and fix.before.trace_id == trace.trace_id:
     show_untrusted("Answer after remediation", fix.after.answer)
     (st.success if fix.restored else st.warning)("Answer restored." if fix.restored else "The answer did not recover.")
     st.dataframe(pd.DataFrame([{"document": escape_controls(r.doc_id), "chars": f"[{r.start}, {r.end})",
-                                "removed text": escape_controls(r.text)} for r in fix.removals]), hide_index=True)
+                                "removed text": escape_controls(r.text), "put back (snapshot)": escape_controls(r.replacement)}
+                               for r in fix.removals]), hide_index=True)

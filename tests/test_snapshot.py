@@ -8,11 +8,14 @@ from ragsec_core.bench.planting import changed_sentences as gold_sentences
 from ragsec_core.data.corpus import Corpus, Document, load_corpus
 from ragsec_core.data.spans import apply_masks
 from ragsec_core.data.trace import Labels
+from ragsec_core.traceback.artifact import Artifact
 from ragsec_core.traceback.boundary import reattribute, span_record
 from ragsec_core.traceback.metrics import char_scores
 from ragsec_core.traceback.ragcharacter import run_pass1
+from ragsec_core.traceback.remediate import remediate, remediation_spans
 from ragsec_core.traceback.result import Round, TracebackResult
 from ragsec_core.traceback.snapshot import Snapshot, changed_sentences, diff_hunks
+from ragsec_core.views.report import report_html
 
 CLEAN = ("Security events are forwarded to the Northwind SIEM. The hostname of the Northwind SIEM is "
          "siem.northwind.example. Dashboards are shared with the SOC.")
@@ -91,8 +94,8 @@ def test_a_typo_perturbed_copy_is_traced_by_reverting_it(llm, embedder) -> None:
 
     corpus = Corpus("typos", [Document("siem", TYPOS, "SIEM", gold_sentences(CLEAN, TYPOS)), *OTHERS])
     labels = Labels("s05", ["siem.northwind.example"], None)
-    trace = Pipeline(corpus, build_retriever(corpus, embedder), llm).ask(
-        "What is the hostname of the Northwind SIEM?", labels=labels)
+    pipeline = Pipeline(corpus, build_retriever(corpus, embedder), llm)
+    trace = pipeline.ask("What is the hostname of the Northwind SIEM?", labels=labels)
     assert trace.signals.correct is False, trace.answer
     snapshot = Snapshot.from_corpus(Corpus("clean", [Document("siem", CLEAN, "SIEM"), *OTHERS]))
     res = run_pass1(llm, trace, "LOST", "restore", snapshot=snapshot)
@@ -105,6 +108,11 @@ def test_a_typo_perturbed_copy_is_traced_by_reverting_it(llm, embedder) -> None:
     assert [r.prompt for r in reattribute(trace, res)] == [r.prompt for r in res.attribution]  # --rescore draws the same
     gold = gold_replay(llm, trace, objective="restore", clean=snapshot)
     assert gold["caused"] is True and gold["rule"] == "clean-restored", gold
+    # remediation puts the snapshot's text back (deleting the changed sentences would delete the answer)
+    fix = remediate(pipeline, trace, remediation_spans(res))
+    assert fix.restored and fix.pipeline.corpus.documents[0].text == CLEAN, fix.after.answer
+    html = report_html(Artifact(trace, res))
+    assert "reverted to (snapshot)" in html and "siem.northwind.example. " in html
 
 
 def test_an_event_the_changes_do_not_explain_reports_nothing(llm, untargeted) -> None:

@@ -44,11 +44,14 @@ def print_pass1(res: TracebackResult, trace: Trace) -> None:
         print(f"Round {r.index + 1} ({r.path}):")
         for kind, spans in (("attribution", r.attribution), ("causal", r.causal)):
             for a in spans:
+                back = "" if a.replacement is None else f" -> snapshot: {visible(a.replacement)!r}"
                 print(f"  {kind:<12} {visible(a.chunk_id)} chars [{a.local[0]}, {a.local[1]}) "
-                      f"prompt [{a.prompt[0]}, {a.prompt[1]}): {visible(a.text)!r}")
+                      f"prompt [{a.prompt[0]}, {a.prompt[1]}): {visible(a.text)!r}{back}")
         print(f"  answer with the mask: {visible(r.answer_after)}")
     print(f"Sanitised answer: {visible(res.final_answer)}  ({'event gone' if res.resolved else 'event persists'})")
     print(f"Replayed on: {access_line(res)}")
+    if res.snapshot:
+        print(f"Trusted snapshot: {visible(res.snapshot)}")
     print(f"Boundary: {boundary_line(res)}")
     print(f"Cost: {cost_line(res)}")
     caveat = caveat_line(trace, res)

@@ -2,7 +2,8 @@
 
 This closes the forensic loop of the guided demo and the traceback page: if the traced span really
 caused the answer, deleting exactly those characters from the source document (not the whole document)
-must restore the clean answer. Only changed chunks are re-embedded; the rest reuse their vectors, so a
+must restore the clean answer. A change traced by reverting it to a trusted snapshot is remediated the
+same way: the snapshot's text goes back in its place (`remediation_spans`). Only changed chunks are re-embedded; the rest reuse their vectors, so a
 remediation costs one small embedding batch, a BM25 refit and one generation.
 """
 
@@ -22,13 +23,14 @@ from ragsec_core.data.corpus import (
     sample_corpus_names,
     variant_names,
 )
-from ragsec_core.data.spans import Span, merge
+from ragsec_core.data.spans import merge
 from ragsec_core.data.trace import Trace, overlaps
 from ragsec_core.models.llm import GenerationSettings
 from ragsec_core.rag import Pipeline
 from ragsec_core.retrieval.bm25 import BM25
 from ragsec_core.retrieval.hybrid import HybridRetriever
-from ragsec_core.traceback.result import SpanRecord
+from ragsec_core.traceback.boundary import REVERT_PATH
+from ragsec_core.traceback.result import SpanRecord, TracebackResult
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,14 @@ class Removal:
     start: int  # in the original document text
     end: int
     text: str
+    replacement: str = ""  # what goes in its place: the trusted snapshot's text for a reverted change
+
+
+def remediation_spans(result: TracebackResult) -> list[SpanRecord]:
+    """What a remediation removes: each round's reported spans, except that a round traced by reverting to a
+    snapshot (`boundary.REVERT_PATH`) gives its reverted changes, each with the snapshot's text: deleting a
+    typo-perturbed sentence would delete the answer it garbled."""
+    return [s for r in result.rounds for s in (r.causal if r.path == REVERT_PATH else r.attribution)]
 
 
 def document_removals(trace: Trace, spans: Sequence[SpanRecord]) -> list[Removal]:
@@ -45,39 +55,51 @@ def document_removals(trace: Trace, spans: Sequence[SpanRecord]) -> list[Removal
     for s in spans:
         hit = trace.hits[s.hit]
         a, b = hit.source_start + s.local[0], hit.source_start + s.local[1]
-        out.append(Removal(hit.doc_id, a, b, hit.text[s.local[0] : s.local[1]]))
+        out.append(Removal(hit.doc_id, a, b, hit.text[s.local[0] : s.local[1]], s.replacement or ""))
     return out
 
 
-def _cut(doc: Document, ranges: list[Span]) -> Document:
-    """The document without `ranges`; gold poison spans are shifted (or clipped) to stay aligned."""
+def _cut(doc: Document, edits: list[tuple[int, int, str]]) -> Document:
+    """The document with each range of `edits` replaced by its text (removed when ""); gold poison spans are
+    shifted (or clipped) to stay aligned."""
     text, keep, pos = doc.text, [], 0
-    for a, b in ranges:
-        keep.append(text[pos:a])
+    for a, b, new in edits:
+        keep += [text[pos:a], new]
         pos = b
     keep.append(text[pos:])
 
     def shift(x: int) -> int:
-        return x - sum(min(b, x) - a for a, b in ranges if a < x)
+        return x - sum(min(b, x) - a for a, b, _ in edits if a < x) + sum(len(new) for a, _, new in edits if a < x)
 
     spans = tuple((shift(a), shift(b)) for a, b in doc.poison_spans if shift(b) > shift(a))
     return replace(doc, text="".join(keep), poison_spans=spans)
 
 
 def remediated_corpus(corpus: Corpus, removals: Sequence[Removal]) -> Corpus:
-    by_doc: dict[str, list[Span]] = {}
+    by_doc: dict[str, list[tuple[int, int, str]]] = {}
     for r in removals:
-        by_doc.setdefault(r.doc_id, []).append((r.start, r.end))
+        by_doc.setdefault(r.doc_id, []).append((r.start, r.end, r.replacement))
     docs = {d.id: d for d in corpus.documents}
     missing = sorted(set(by_doc) - set(docs))
     if missing:
         raise RagsecError(f"documents {missing} are not in corpus '{corpus.name}': was the trace made on another corpus?")
     for doc_id, ranges in by_doc.items():
         d = docs[doc_id]
-        if any(b > len(d.text) for _, b in ranges):
+        if any(b > len(d.text) for _, b, _ in ranges):
             raise RagsecError(f"a traced span lies outside document '{doc_id}': the corpus changed since the trace")
-    new_docs = [_cut(d, merge(by_doc[d.id])) if d.id in by_doc else d for d in corpus.documents]
+    new_docs = [_cut(d, _edits(by_doc[d.id])) if d.id in by_doc else d for d in corpus.documents]
     return replace(corpus, documents=new_docs, name=f"{corpus.name} (remediated)")
+
+
+def _edits(ranges: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """One document's edits in order: plain removals merged (overlapping spans are one cut); a replacement
+    that overlaps an earlier edit is dropped (a revert's changes never overlap)."""
+    plain = [(a, b, "") for a, b in merge((a, b) for a, b, new in ranges if not new)]
+    out: list[tuple[int, int, str]] = []
+    for a, b, new in sorted(plain + [r for r in ranges if r[2]]):
+        if not out or a >= out[-1][1]:
+            out.append((a, b, new))
+    return out
 
 
 def reindexed(retriever: HybridRetriever, corpus: Corpus) -> HybridRetriever:

@@ -89,8 +89,10 @@ def _spans(r: TracebackResult) -> str:
     rows = []
     for kind, spans in (("attribution", r.attribution), ("causal", r.causal)):
         for s in spans:
-            rows.append([kind, _h(s.chunk_id), f"[{s.local[0]}, {s.local[1]})", f"[{s.prompt[0]}, {s.prompt[1]})", _h(s.text)])
-    return "<h2>Spans</h2>" + (_table(["kind", "chunk", "chunk chars", "prompt chars", "text"], rows) if rows else "<p>none</p>")
+            rows.append([kind, _h(s.chunk_id), f"[{s.local[0]}, {s.local[1]})", f"[{s.prompt[0]}, {s.prompt[1]})", _h(s.text),
+                         "" if s.replacement is None else _h(s.replacement) or "(deleted)"])
+    head = ["kind", "chunk", "chunk chars", "prompt chars", "text", "reverted to (snapshot)"]
+    return "<h2>Spans</h2>" + (_table(head, rows) if rows else "<p>none</p>")
 
 
 def _steps(a: Artifact) -> str:
@@ -113,7 +115,8 @@ def report_html(a: Artifact) -> str:
         "text below is untrusted and shown escaped; invisible characters appear as [U+XXXX] badges.</p>"
         + _summary(a) + _spans(a.pass1) + _chunks(a) + _steps(a)
         + "<h2>Final sanitised prompt (all causal masks applied)</h2>"
-        + highlight_html(apply_masks(a.trace.prompt, [c.prompt_span for c in a.pass1.causal], a.pass1.mask_mode), [])
+        + highlight_html(apply_masks(a.trace.prompt, [c.prompt_span for c in a.pass1.causal], a.pass1.mask_mode,
+                                     {c.prompt_span: c.replacement for c in a.pass1.causal if c.replacement is not None}), [])
     )
     return page_html(body, f"ragsec report {a.trace.trace_id}")
 
