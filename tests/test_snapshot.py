@@ -46,6 +46,19 @@ def test_changes_are_found_word_by_word_and_reverting_them_gives_the_trusted_tex
     assert diff_hunks(CLEAN, CLEAN) == [] and diff_hunks("all new words", "") == [type(gone)((0, 13), "")]
 
 
+def test_text_glued_to_a_host_word_is_an_addition_and_a_typo_a_changed_word() -> None:
+    """Planted right after `impression."` with no space, the text glues to the host's word; the hunk is the
+    added words alone (reported exactly), while a typo that adds a letter stays a changed word."""
+    host = 'Gleeson certainly makes an impression."[7] Reviewers liked the role.'
+    adv = "In the acclaimed sequel, General Hux is played by a new actor. A notable twist."
+    at = host.index('"[7]')
+    text = host[:at] + adv + " " + host[at:]
+    [hunk] = diff_hunks(text, host)
+    assert text[hunk.local[0]:hunk.local[1]] == adv + " " and hunk.trusted == "" and _undo(text, host) == host
+    [typo] = diff_hunks("He sang bye the sea.", "He sang by the sea.")
+    assert typo.trusted == "by "
+
+
 def test_a_chunk_is_aligned_with_its_stretch_of_a_longer_document() -> None:
     """The document's text before and after the chunk is not a change of the chunk."""
     document = "An opening paragraph about logging. " + CLEAN + " A closing paragraph about retention."

@@ -19,6 +19,7 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
+from itertools import takewhile
 
 from ragsec_core.data.corpus import Corpus
 from ragsec_core.data.spans import Span, sentence_spans, trim
@@ -64,8 +65,28 @@ def diff_hunks(text: str, trusted: str) -> list[Hunk]:
         if end > start and was:  # a substitution keeps the chunk's own spacing after it
             changed = text[start:end]
             was = was.rstrip() + changed[len(changed.rstrip()):]
-        out.append(Hunk((start, end), was))
+        out.append(_added(text, Hunk((start, end), was)))
     return out
+
+
+def _common(a: str, b: str) -> int:
+    """How many leading characters two strings share."""
+    return sum(1 for _ in takewhile(lambda pair: pair[0] == pair[1], zip(a, b)))
+
+
+def _added(text: str, hunk: Hunk) -> Hunk:
+    """A substitution that is an addition glued to a word it does not change (text planted right after
+    `impression."` with no space reads as the words `impression.In` ... `"[7]`): the added words alone, when
+    the snapshot's text is all of the hunk's first and last characters and two or more words remain. A
+    typo stays a changed word: it adds no whole words."""
+    changed = text[hunk.local[0] : hunk.local[1]]
+    if not hunk.trusted or len(hunk.trusted) >= len(changed):
+        return hunk
+    head = _common(changed, hunk.trusted)
+    tail = _common(changed[head:][::-1], hunk.trusted[head:][::-1])
+    if head + tail < len(hunk.trusted) or len(changed[head : len(changed) - tail].split()) < 2:
+        return hunk
+    return Hunk((hunk.local[0] + head, hunk.local[1] - tail), "")
 
 
 def _slide(words: list[str], i1: int, i2: int, lo: int, hi: int) -> tuple[int, int]:
