@@ -22,6 +22,7 @@ from ragsec_core.data.trace import Trace
 from ragsec_core.models.endpoint import EndpointLLM
 from ragsec_core.models.endpoint_replay import engine_for
 from ragsec_core.models.llm import LLM
+from ragsec_core.traceback.boundary import span_record
 from ragsec_core.traceback.options import DEFAULT_OBJECTIVE
 from ragsec_core.traceback.snapshot import Snapshot
 from ragsec_core.traceback.untargeted import answer_sentences, label_verdict
@@ -57,8 +58,7 @@ def gold_replay(llm: LLM | EndpointLLM, trace: Trace, mask_mode: str = DEFAULT_M
 
 def clean_text(trace: Trace, clean: Snapshot) -> dict[Span, str]:
     """Every change in the poisoned used chunks, in prompt coordinates, with the clean corpus's text for it."""
-    blocks = {sp.hit: sp.start for sp in trace.spans}
-    return {(blocks[i] + h.local[0], blocks[i] + h.local[1]): h.trusted
+    return {span_record(trace, i, h.local).prompt_span: h.trusted
             for i in trace.used if trace.hits[i].poison_spans for h in clean.hunks(trace.hits[i])}
 
 

@@ -184,7 +184,7 @@ class Pass1(Search):
         self._base_lp = 0.0
         if self._round > 0 or self.b.baseline_replay:  # later rounds: the previous final test, memoised
             assert self.engine is not None
-            base = self.engine.replay(apply_masks(self.trace.prompt, self.masks, self.mask_mode), answer)
+            base = self.engine.replay(self._prompt([]), answer)
             self._base_lp, reproduced = base.logprob, base.answer == answer
         path, implicated, causal = self._revert() or self._fast_path() or self._search()
         # the reported spans are drawn once the run is over (`boundary.attribute_rounds`)
