@@ -172,26 +172,24 @@ def get_upload_pipeline(sha: str, name: str, _data: bytes) -> Pipeline:
     """One pipeline per uploaded file content (keyed by its SHA-256, the bytes themselves are not hashed
     by Streamlit on every rerun). Uploads are immutable, so sharing a pipeline across sessions that
     uploaded the same bytes exposes nothing either did not already have."""
+    corpus = _upload_corpus(name, _data)
+    return Pipeline(corpus, build_retriever(corpus, get_embedder()), get_llm())
+
+
+def _upload_corpus(name: str, data: bytes) -> Corpus:
+    """An uploaded corpus file, parsed into a fresh temporary folder (the cached callers key it by content)."""
     import tempfile
 
     from ragsec_core.data.corpus import load_corpus_bytes
 
-    folder = tempfile.mkdtemp(prefix="ragsec-upload-")
-    corpus = load_corpus_bytes(name, _data, folder)
-    return Pipeline(corpus, build_retriever(corpus, get_embedder()), get_llm())
+    return load_corpus_bytes(name, data, tempfile.mkdtemp(prefix="ragsec-upload-"))
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
 def get_snapshot(corpus: str, sha: str = "", _data: bytes = b"") -> Snapshot:
     """A trusted snapshot for Pass-1's revert: a clean sample corpus by name, or an uploaded corpus file
     (keyed by its SHA-256, as `get_upload_pipeline`). Cached, so its chunk alignments survive reruns."""
-    if not sha:
-        return Snapshot.from_corpus(get_corpus(corpus, None))
-    import tempfile
-
-    from ragsec_core.data.corpus import load_corpus_bytes
-
-    return Snapshot.from_corpus(load_corpus_bytes(corpus, _data, tempfile.mkdtemp(prefix="ragsec-snapshot-")))
+    return Snapshot.from_corpus(_upload_corpus(corpus, _data) if sha else get_corpus(corpus, None))
 
 
 def corpus_picker(key: str = "corpus") -> tuple[str, str | None, object | None]:
