@@ -147,3 +147,34 @@ def test_an_embedded_poison_is_bounded_exactly_by_the_snapshot(llm, pipeline) ->
     scores = char_scores([tuple(a.prompt) for a in res.attribution], gold_spans(trace))
     assert scores.f1 == 1.0 and scores.fpr == 0.0, res.attribution
     assert all(c.replacement == "" for c in res.causal)
+    # a stale snapshot (a typo fixed since in another used passage): the chunk whose change wrote the event's
+    # answer is reverted alone first, and the benign edit goes in that one replay
+    other = next(h for i, h in enumerate(trace.hits) if i in trace.used and h.doc_id != trace.hits[res.causal[0].hit].doc_id)
+    word = next(w for w in other.text.split() if len(w) >= 6 and w.isalpha())
+    older = {d.id: d.text.replace(word, word[0] + word[2] + word[1] + word[3:]) if d.id == other.doc_id else d.text
+             for d in load_corpus("secops").documents}
+    res = run_pass1(llm, trace, snapshot=Snapshot("stale", older))
+    assert {h.doc_id for h in (trace.hits[s.hit] for s in res.tests[0].spans)} >= {other.doc_id}
+    assert [t.stage for t in res.tests] == ["revert", "prune", "final"] and res.model_calls == 2
+    assert char_scores([tuple(a.prompt) for a in res.attribution], gold_spans(trace)).f1 == 1.0
+
+
+def test_a_stale_snapshot_reports_only_the_chunks_the_event_needs(llm, embedder) -> None:
+    """A snapshot taken before a benign edit too (a typo in the backups passage fixed since): the first
+    revert undoes both changes; pruning chunk by chunk, lowest-ranked first, drops the benign edit in one
+    more replay, so the report is GARAG's gold alone."""
+    from ragsec_core.rag import Pipeline, build_retriever
+
+    corpus = Corpus("typos", [Document("siem", TYPOS, "SIEM", gold_sentences(CLEAN, TYPOS)), *OTHERS])
+    trace = Pipeline(corpus, build_retriever(corpus, embedder), llm).ask(
+        "What is the hostname of the Northwind SIEM?", labels=Labels("s05", ["siem.northwind.example"], None))
+    assert trace.signals.correct is False and {h.doc_id for h in trace.hits} >= {"siem", "b1"}, trace.answer
+    older = Document("b1", OTHERS[0].text.replace("night", "nihgt"))
+    stale = Snapshot.from_corpus(Corpus("old", [Document("siem", CLEAN, "SIEM"), older, *OTHERS[1:]]))
+    res = run_pass1(llm, trace, "LOST", "restore", snapshot=stale)
+    assert res.resolved and [r.path for r in res.rounds] == ["revert"], res.final_answer
+    assert {trace.hits[s.hit].doc_id for s in res.tests[0].spans} == {"siem", "b1"}  # the first revert: both
+    assert {trace.hits[c.hit].doc_id for c in res.causal} == {"siem"}
+    assert [t.stage for t in res.tests] == ["revert", "prune", "final"] and res.model_calls == 2
+    scores = char_scores([tuple(a.prompt) for a in res.attribution], gold_spans(trace))
+    assert scores.f1 == 1.0 and scores.fpr == 0.0, res.attribution

@@ -32,6 +32,7 @@ from ragsec_core._util.safeio import read_json
 from ragsec_core.bench.attack_forms import FormBuilder, plant_mode
 from ragsec_core.bench.attacks import AttackRecord, load_attack
 from ragsec_core.bench.causation import caused_line, gold_replay, summarise_caused
+from ragsec_core.bench.drift import stale_snapshot
 from ragsec_core.bench.fanout import Failed, check_index, connected, pin_threads, ray_map, serial_map, shippable
 from ragsec_core.bench.methods import print_methods_table, score, summarise_methods
 from ragsec_core.bench.planting import PlantedCorpus, PlantPlan, clean_corpus
@@ -67,6 +68,8 @@ def cmd_bench_traceback(args: argparse.Namespace) -> int:
         raise RagsecError("--poisons-per-query and --limit must be >= 1, and 0 <= --first-question < --limit")
     if not 0.0 < args.ppl_quantile < 1.0 or args.ppl_sample < 1:
         raise RagsecError("--ppl-quantile must be in (0, 1) and --ppl-sample >= 1")
+    if args.snapshot_drift and (not args.snapshot or not 0.0 < args.snapshot_drift < 1.0):
+        raise RagsecError("--snapshot-drift needs --snapshot and a fraction in (0, 1)")
 
     args.methods = ",".join(parse_methods(args.methods))
     endpoint = config_from_flags(args)  # a bad URL or a local-only method fails before anything loads
@@ -99,15 +102,16 @@ def save(results: dict[str, Any], out: str | None) -> None:
 
 
 def method_context(args: argparse.Namespace, llm: LLM | EndpointLLM, planted: PlantedCorpus,
-                   ppl_threshold: float | None = None, clean: Snapshot | None = None) -> MethodContext:
+                   ppl_threshold: float | None = None, trusted: Snapshot | None = None) -> MethodContext:
     """The shared context of all methods: victim, judge/proxy, and the PPL cutoff (given, or calibrated
     here on a seeded sample of clean corpus chunks, only when a method needs it). With an endpoint
     victim the judge is a local surrogate (`--judge-model`, else the default model). With `--snapshot`,
-    Pass-1 reverts to the `clean` corpus, the trusted snapshot an analyst would hold."""
+    Pass-1 reverts to `trusted`, the snapshot an analyst would hold (the clean corpus, or an older one
+    with `--snapshot-drift`)."""
     judge = load_llm(args.judge_model) if args.judge_model else llm if isinstance(llm, LLM) else load_llm()
     ctx = MethodContext(llm, judge, ppl_threshold=ppl_threshold, seed=args.seed, mask_mode=args.mask_mode,
                         objective=args.objective, trigger=args.trigger,
-                        snapshot=clean if args.snapshot else None)
+                        snapshot=trusted if args.snapshot else None)
     if ppl_threshold is None and "ppl" in args.methods.split(","):
         ctx.ppl_threshold = calibrate(ctx, [c.text for c in planted.base.chunks], args.ppl_quantile, args.ppl_sample)
     return ctx
@@ -149,7 +153,8 @@ def open_worker(clean: Corpus, args: argparse.Namespace, ppl_threshold: float | 
     llm: LLM | EndpointLLM = EndpointLLM(endpoint) if endpoint else load_llm()
     planted = PlantedCorpus.from_corpus(clean, Embedder(), args.index, args.index_build)
     snapshot = Snapshot.from_corpus(clean)
-    return Worker(planted, method_context(args, llm, planted, ppl_threshold, snapshot), args, snapshot)
+    trusted = stale_snapshot(clean, args.snapshot_drift, args.seed)[0] if args.snapshot_drift else snapshot
+    return Worker(planted, method_context(args, llm, planted, ppl_threshold, trusted), args, snapshot)
 
 
 def plan_jobs(records: list[AttackRecord], args: argparse.Namespace, planted: PlantedCorpus) -> list[Job]:
@@ -198,6 +203,7 @@ class Progress:
     done: dict[int, dict[str, Any]] = field(default_factory=dict)  # {"question", "id", "outcome"}
     events: dict[int, dict[str, Any]] = field(default_factory=dict)
     failed: dict[int, dict[str, Any]] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)  # what the run adds to its results file (the stale snapshot's edits)
 
     def record(self, job: Job, res: dict[str, Any] | Failed) -> None:
         if isinstance(res, Failed):
@@ -210,7 +216,7 @@ class Progress:
     def results(self, args: argparse.Namespace, ppl_threshold: float | None, complete: bool) -> dict[str, Any]:
         """The results file: questions and events in question order whatever order they came in."""
         outcomes = {k: sum(d["outcome"] == k for d in self.done.values()) for k in OUTCOMES}
-        return summarise([self.events[q] for q in sorted(self.events)], outcomes, args, ppl_threshold) | {
+        return summarise([self.events[q] for q in sorted(self.events)], outcomes, args, ppl_threshold) | self.extra | {
             "complete": complete, "questions": [self.done[q] for q in sorted(self.done)],
             "failed": [self.failed[q] for q in sorted(self.failed)]}
 
@@ -248,6 +254,11 @@ def run_benchmark(records: list[AttackRecord], args: argparse.Namespace) -> dict
     pin_threads(args.threads)
     clean = clean_corpus(records, args.corpus)
     progress = Progress.resume(args)
+    if args.snapshot_drift:  # the same draw as each worker's (`open_worker`): the edits are recorded beside the scores
+        edits = stale_snapshot(clean, args.snapshot_drift, args.seed)[1]
+        progress.extra["snapshot_edits"] = dict(sorted(edits.items()))
+        print(f"stale snapshot: {sum(edits.values())} of {len(clean.documents)} documents edited since "
+              f"({', '.join(f'{k} {v}' for k, v in sorted(edits.items()))})", file=sys.stderr)
     worker, planted, threshold = _driver(clean, args)
     jobs = plan_jobs(records, args, planted)
     todo = [j for j in jobs if j.q >= args.first_question and j.q not in progress.done]  # in question order

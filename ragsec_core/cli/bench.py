@@ -69,6 +69,10 @@ def _traceback(subparsers: Any) -> None:
     p.add_argument("--snapshot", action="store_true",
                    help="give Pass-1 the clean corpus as the analyst's trusted snapshot: each round first reverts "
                         "the changes since it (substitution, not deletion)")
+    p.add_argument("--snapshot-drift", type=float, default=0.0, metavar="RATE",
+                   help="with --snapshot: an older snapshot, in which this fraction of the clean documents predates "
+                        "a benign edit (a sentence added, a typo fixed, a sentence removed since): measures what "
+                        "Pass-1 reports of edits that are not the poison")
     p.add_argument("--limit", type=int, default=50)
     p.add_argument("--first-question", type=int, default=0,
                    help="start at this question (the seeded plants of earlier ones are still drawn): split a run")

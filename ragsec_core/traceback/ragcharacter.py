@@ -244,7 +244,23 @@ class Pass1(Search):
                 if not any(a < h.local[1] and h.local[0] < b for a, b in self._local_masks(i))]
         if not recs or not self.test("revert", recs).success:
             return "unchanged", [], []
-        return "revert", list(dict.fromkeys(r.hit for r in recs)), recs
+        needed = self._needed(recs)
+        return "revert", list(dict.fromkeys(r.hit for r in needed)), needed
+
+    def _needed(self, recs: list[SpanRecord]) -> list[SpanRecord]:
+        """The reverted chunks whose changes the event needs. A snapshot older than the incident also holds
+        benign edits made since (a fixed typo, an added sentence); reverting them is harmless, but reporting
+        them is not. Chunks whose changes wrote the event's answer into the corpus are the prime suspects:
+        one replay reverting only theirs, and the rest go when it holds. Otherwise each chunk's changes are
+        dropped in turn, lowest-ranked first, while the event stays undone (`_prune`). One chunk: no replay.
+        A benign edit inside a chunk the event needs stays (positional evidence ends at the chunk)."""
+        groups = [[r for r in recs if r.hit == i] for i in dict.fromkeys(r.hit for r in recs)]
+        if len(groups) < 2:
+            return recs
+        wrote = [g for g in groups if any(contains_norm(r.text, self._anchor) for r in g)]
+        if wrote and len(wrote) < len(groups) and self.test("prune", [r for g in wrote for r in g]).success:
+            return [r for g in wrote for r in g]
+        return [r for g in self._prune(groups) for r in g]
 
     def _fast_path(self) -> Found | None:
         """(path, the hits the replays implicated, the causal masks), or None when no fast path succeeds.
@@ -285,17 +301,18 @@ class Pass1(Search):
         in turn (`_prune`), one replay each."""
         planted = [r for r in recs if self._verdict.get(r.hit)]
         if not planted:
-            return self._prune(recs)
+            return [r for [r] in self._prune([[r] for r in recs])]
         if len(planted) < len(recs) and self.test("prune", planted).success:
             return planted
         return recs
 
-    def _prune(self, recs: list[SpanRecord]) -> list[SpanRecord]:
-        """Drop, lowest-ranked first, every holder whose mask the successful joint mask does not need."""
-        kept = list(recs)
-        for r in sorted(recs, key=lambda r: -r.rank):
-            trial = [x for x in kept if x is not r]
-            if trial and self.test("prune", trial).success:
+    def _prune(self, groups: list[list[SpanRecord]]) -> list[list[SpanRecord]]:
+        """Drop, lowest-ranked first, every group of masks (one chunk's) that the successful joint test does
+        not need: one replay per group."""
+        kept = list(groups)
+        for g in sorted(groups, key=lambda g: -g[0].rank):
+            trial = [x for x in kept if x is not g]
+            if trial and self.test("prune", [r for x in trial for r in x]).success:
                 kept = trial
         return kept
 
