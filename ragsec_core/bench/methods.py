@@ -24,15 +24,14 @@ PAPER_GROUP = {"ppl": "Table 5", "ragforensics": "Table 5", "ragorigin": "Table 
 
 
 def gold_spans(trace: Trace) -> list[tuple[int, int]]:
-    blocks = {sp.hit: sp for sp in trace.spans}
-    return [(blocks[i].start + a, blocks[i].start + b) for i in trace.used for a, b in trace.hits[i].poison_spans]
+    """The planted characters inside the prompt-used chunks, in prompt coordinates."""
+    return trace.in_prompt((i, (a, b)) for i in trace.used for a, b in trace.hits[i].poison_spans)
 
 
 def score(trace: Trace, res: MethodResult) -> dict[str, Any]:
     """One method on one event: character scores in prompt coordinates, top-chunk hit, cost."""
-    blocks = {sp.hit: sp for sp in trace.spans}
     gold = gold_spans(trace)
-    pred = [(blocks[i].start + a, blocks[i].start + b) for i, (a, b) in res.spans if i in blocks]
+    pred = trace.in_prompt(res.spans)
     sc = char_scores(pred, gold)
     top = res.chunks[0] if res.chunks else None
     return {

@@ -28,6 +28,7 @@ from ragsec_core._util.extras import require
 from ragsec_core._util.paths import cache_dir
 from ragsec_core.bench import speed_chroma, speed_parts
 from ragsec_core.bench.attacks import load_attack
+from ragsec_core.bench.methods import gold_spans
 from ragsec_core.bench.options import SPEED_SECTIONS
 from ragsec_core.bench.planting import PlantedCorpus
 from ragsec_core.data.trace import Labels, Trace
@@ -151,8 +152,7 @@ def traceback_speed(
             res = run_pass1(llm, trace, naive=naive)
             runs[naive] = (res, time.perf_counter() - t0)
         (fast, fast_s), (slow, slow_s) = runs[False], runs[True]
-        blocks = {sp.hit: sp for sp in trace.spans}
-        gold = [(blocks[i].start + a, blocks[i].start + b) for i in trace.used for a, b in trace.hits[i].poison_spans]
+        gold = gold_spans(trace)
         rows.append({
             "id": rec.id, "question_index": q, "paths": [r.path for r in fast.rounds],
             "identical_spans": _spans(fast) == _spans(slow),

@@ -19,7 +19,7 @@ import json
 import re
 import unicodedata
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -134,6 +134,12 @@ class Trace:
 
     def used_hits(self) -> list[TraceHit]:
         return [self.hits[i] for i in self.used]
+
+    def in_prompt(self, local: Iterable[tuple[int, tuple[int, int]]]) -> list[tuple[int, int]]:
+        """Chunk-local spans `(hit, (l, r))` in prompt coordinates (spans of chunks not in the prompt are left out):
+        every score is taken there, where the chunks of one event sit side by side."""
+        starts = {sp.hit: sp.start for sp in self.spans}
+        return [(starts[i] + a, starts[i] + b) for i, (a, b) in local if i in starts]
 
     def messages_for(self, prompt: str) -> list[dict[str, str]]:
         """The chat messages to send for a (masked) `prompt`: the logged ones, with the prompt's message

@@ -48,6 +48,12 @@ def local_masks(trace: Trace, hit: int, masks: Sequence[Span]) -> list[Span]:
             for s, e in masks if overlaps((s, e), (blk.start, blk.end))]
 
 
+def local_subs(trace: Trace, hit: int, subs: dict[Span, str]) -> dict[Span, str]:
+    """The substitutions (prompt-global span -> snapshot text) that lie in one used chunk, chunk-local."""
+    blk = next(s for s in trace.spans if s.hit == hit)
+    return {(a - blk.start, b - blk.start): r for (a, b), r in subs.items() if blk.start <= a <= b <= blk.end}
+
+
 def seed_span(text: str, anchor: str, masked: Sequence[Span], causal: Span | None) -> Span | None:
     """Where the claim sits in one chunk: the answer-anchored span (unless an earlier round masked it),
     else the replay's causal span in that chunk. The anchor seeds only a chunk that states it: a free-text

@@ -27,6 +27,7 @@ from ragsec_core.traceback.boundary import (
     ALONE_PATHS,
     attribute_rounds,
     local_masks,
+    local_subs,
     reported_hits,
     seed_span,
     span_record,
@@ -96,10 +97,8 @@ class Pass1(Search):
             return by_labels
         if answer_overlaps(answer, self._anchor):
             return False
-        blocks = {sp.hit: sp for sp in self.trace.spans}
         masked_texts = {i: apply_masks(self.trace.hits[i].text, self._local_masks(i, masks), self.mask_mode,
-                                       {(a - blocks[i].start, b - blocks[i].start): r for (a, b), r in subs.items()
-                                        if blocks[i].start <= a <= b <= blocks[i].end})
+                                       local_subs(self.trace, i, subs))
                         for i in self.trace.used}
         return not fires(compute_signals(answer, masked_texts, self.trace.labels), self.trigger)
 
@@ -107,17 +106,17 @@ class Pass1(Search):
         """The substitutions of a replay: the earlier rounds' reverted spans and those among `spans`."""
         return {**self.subs, **{s.prompt_span: s.replacement for s in spans if s.replacement is not None}}
 
-    def _prompt(self, spans: Sequence[SpanRecord]) -> str:
+    def _prompt(self, spans: Sequence[SpanRecord], subs: dict[Span, str] | None = None) -> str:
         """The logged prompt under the cumulative masks and `spans` (a reverted span gets its snapshot text)."""
-        return apply_masks(self.trace.prompt, self.masks + [s.prompt_span for s in spans], self.mask_mode, self._subs(spans))
+        return apply_masks(self.trace.prompt, self.masks + [s.prompt_span for s in spans], self.mask_mode,
+                           self._subs(spans) if subs is None else subs)
 
     def test(self, stage: str, spans: list[SpanRecord]) -> Outcome:
-        all_masks = self.masks + [s.prompt_span for s in spans]
-        prompt = self._prompt(spans)
+        all_masks, subs = self.masks + [s.prompt_span for s in spans], self._subs(spans)
         assert self.engine is not None, "tests run only inside run()"
         before = self.engine.calls
-        r = self.engine.replay(prompt, self._ref)
-        out = Outcome(r.answer, self._base_lp - r.logprob, self._signals_ok(r.answer, all_masks, self._subs(spans)))
+        r = self.engine.replay(self._prompt(spans, subs), self._ref)
+        out = Outcome(r.answer, self._base_lp - r.logprob, self._signals_ok(r.answer, all_masks, subs))
         cached = self.engine.calls == before
         self.result.tests.append(Test(self._round, stage, spans, r.answer, round(out.influence, 4), out.success, round(r.ms, 1), cached))
         return out

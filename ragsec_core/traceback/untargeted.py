@@ -57,9 +57,8 @@ def answer_free(trace: Trace, hit: int, spans: Sequence[Span]) -> list[Span]:
 def answer_sentences(trace: Trace) -> list[Span]:
     """Every sentence of the used chunks that states a correct answer, in prompt coordinates: what a
     restore never masks (the benchmark's gold replay spares them too)."""
-    blocks = {sp.hit: sp.start for sp in trace.spans}
-    return [(blocks[i] + a, blocks[i] + b) for i in trace.used for a, b in sentence_spans(trace.hits[i].text)
-            if states_answer(trace, i, (a, b))]
+    return trace.in_prompt((i, s) for i in trace.used for s in sentence_spans(trace.hits[i].text)
+                           if states_answer(trace, i, s))
 
 
 def context_masks(trace: Trace, live: Sequence[int], masked: dict[int, list[Span]]) -> list[tuple[int, Span]]:
