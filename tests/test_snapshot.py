@@ -178,3 +178,24 @@ def test_a_stale_snapshot_reports_only_the_chunks_the_event_needs(llm, embedder)
     assert [t.stage for t in res.tests] == ["revert", "prune", "final"] and res.model_calls == 2
     scores = char_scores([tuple(a.prompt) for a in res.attribution], gold_spans(trace))
     assert scores.f1 == 1.0 and scores.fpr == 0.0, res.attribution
+
+
+def test_planted_copies_that_wrote_the_answer_are_kept_without_pruning_each(llm, pipeline) -> None:
+    """Three planted copies: every changed chunk wrote the event's answer, so all stay with no replay beyond
+    the revert; with a stale snapshot (a typo fixed since in a benign used passage), one replay reverts the
+    copies alone and the benign edit goes, instead of one pruning replay per chunk."""
+    trace = pipeline("general", "multi").ask("What is the capital of Australia?")
+    assert trace.signals.par, trace.answer
+    clean = load_corpus("general")
+    res = run_pass1(llm, trace, snapshot=Snapshot.from_corpus(clean))
+    planted = {i for i in trace.used if trace.hits[i].poison_spans}
+    assert [r.path for r in res.rounds] == ["revert"] and res.model_calls == 1, [t.stage for t in res.tests]
+    assert {c.hit for c in res.causal} == planted and len(planted) >= 2
+    benign = next(h for i, h in enumerate(trace.hits) if i in trace.used and i not in planted)
+    word = next(w for w in benign.text.split() if len(w) >= 6 and w.isalpha())
+    older = {d.id: d.text.replace(word, word[0] + word[2] + word[1] + word[3:]) if d.id == benign.doc_id else d.text
+             for d in clean.documents}
+    stale = run_pass1(llm, trace, snapshot=Snapshot("stale", older))
+    assert [t.stage for t in stale.tests] == ["revert", "prune", "final"] and stale.model_calls == 2
+    assert {c.hit for c in stale.causal} == planted
+    assert [a.prompt for a in stale.attribution] == [a.prompt for a in res.attribution]  # the benign edit is not reported

@@ -250,14 +250,15 @@ class Pass1(Search):
         """The reverted chunks whose changes the event needs. A snapshot older than the incident also holds
         benign edits made since (a fixed typo, an added sentence); reverting them is harmless, but reporting
         them is not. Chunks whose changes wrote the event's answer into the corpus are the prime suspects:
-        one replay reverting only theirs, and the rest go when it holds. Otherwise each chunk's changes are
-        dropped in turn, lowest-ranked first, while the event stays undone (`_prune`). One chunk: no replay.
-        A benign edit inside a chunk the event needs stays (positional evidence ends at the chunk)."""
+        when every changed chunk did (planted copies), all stay with no replay; when some did, one replay
+        reverts only theirs, and the rest go when it holds. Otherwise each chunk's changes are dropped in
+        turn, lowest-ranked first, while the event stays undone (`_prune`). One chunk: no replay. A benign
+        edit inside a chunk the event needs stays (positional evidence ends at the chunk)."""
         groups = [[r for r in recs if r.hit == i] for i in dict.fromkeys(r.hit for r in recs)]
-        if len(groups) < 2:
-            return recs
         wrote = [g for g in groups if any(contains_norm(r.text, self._anchor) for r in g)]
-        if wrote and len(wrote) < len(groups) and self.test("prune", [r for g in wrote for r in g]).success:
+        if len(groups) < 2 or len(wrote) == len(groups):
+            return recs
+        if wrote and self.test("prune", [r for g in wrote for r in g]).success:
             return [r for g in wrote for r in g]
         return [r for g in self._prune(groups) for r in g]
 
