@@ -247,19 +247,23 @@ class Pass1(Search):
         return "revert", list(dict.fromkeys(r.hit for r in needed)), needed
 
     def _needed(self, recs: list[SpanRecord]) -> list[SpanRecord]:
-        """The reverted chunks whose changes the event needs. A snapshot older than the incident also holds
-        benign edits made since (a fixed typo, an added sentence); reverting them is harmless, but reporting
-        them is not. Chunks whose changes wrote the event's answer into the corpus are the prime suspects:
-        when every changed chunk did (planted copies), all stay with no replay; when some did, one replay
-        reverts only theirs, and the rest go when it holds. Otherwise each chunk's changes are dropped in
-        turn, lowest-ranked first, while the event stays undone (`_prune`). One chunk: no replay. A benign
-        edit inside a chunk the event needs stays (positional evidence ends at the chunk)."""
+        """The changes the event needs. A snapshot older than the incident also holds benign edits made
+        since (a fixed typo, an added sentence); reverting them is harmless, but reporting them is not. The
+        changes that wrote the event's answer into the corpus are the prime suspects: one replay reverts
+        only them, and every other change goes when it holds (a benign edit inside a poisoned chunk too).
+        Failing that (or with no such change), the unit is the chunk: when every changed chunk wrote the
+        answer (planted copies) all stay; when some did, one replay reverts only theirs; else each chunk's
+        changes are dropped in turn, lowest-ranked first, while the event stays undone (`_prune`). One
+        changed chunk and no answer-writing change: no replay."""
+        wrote = [r for r in recs if contains_norm(r.text, self._anchor)]
+        if wrote and len(wrote) < len(recs) and self.test("prune", wrote).success:
+            return wrote
         groups = [[r for r in recs if r.hit == i] for i in dict.fromkeys(r.hit for r in recs)]
-        wrote = [g for g in groups if any(contains_norm(r.text, self._anchor) for r in g)]
-        if len(groups) < 2 or len(wrote) == len(groups):
+        suspects = [g for g in groups if any(r in wrote for r in g)]
+        if len(groups) < 2 or len(suspects) == len(groups):
             return recs
-        if wrote and self.test("prune", [r for g in wrote for r in g]).success:
-            return [r for g in wrote for r in g]
+        if suspects and self.test("prune", [r for g in suspects for r in g]).success:
+            return [r for g in suspects for r in g]
         return [r for g in self._prune(groups) for r in g]
 
     def _fast_path(self) -> Found | None:
