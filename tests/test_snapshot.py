@@ -157,6 +157,17 @@ def test_an_embedded_poison_is_bounded_exactly_by_the_snapshot(llm, pipeline) ->
     assert {h.doc_id for h in (trace.hits[s.hit] for s in res.tests[0].spans)} >= {other.doc_id}
     assert [t.stage for t in res.tests] == ["revert", "prune", "final"] and res.model_calls == 2
     assert char_scores([tuple(a.prompt) for a in res.attribution], gold_spans(trace)).f1 == 1.0
+    # the same inside the poisoned chunk: a typo fixed since in the host passage is a change of its own, and
+    # the planted text that states the answer, reverted alone, leaves it out
+    host = trace.hits[res.causal[0].hit]
+    (a, b), = host.poison_spans
+    word = next(w for w in host.text[b:].split() if len(w) >= 6 and w.isalpha())
+    older[host.doc_id] = older[host.doc_id].replace(word, word[0] + word[2] + word[1] + word[3:])
+    res = run_pass1(llm, trace, snapshot=Snapshot("stale", older))
+    assert sum(s.hit == res.causal[0].hit for s in res.tests[0].spans) == 2, res.tests[0].spans
+    assert [t.stage for t in res.tests] == ["revert", "prune", "final"] and len(res.causal) == 1
+    scores = char_scores([tuple(a.prompt) for a in res.attribution], gold_spans(trace))
+    assert scores.f1 == 1.0 and scores.fpr == 0.0, res.attribution
 
 
 def test_a_stale_snapshot_reports_only_the_chunks_the_event_needs(llm, embedder) -> None:

@@ -249,15 +249,18 @@ class Pass1(Search):
     def _needed(self, recs: list[SpanRecord]) -> list[SpanRecord]:
         """The changes the event needs. A snapshot older than the incident also holds benign edits made
         since (a fixed typo, an added sentence); reverting them is harmless, but reporting them is not. The
-        changes that wrote the event's answer into the corpus are the prime suspects: one replay reverts
-        only them, and every other change goes when it holds (a benign edit inside a poisoned chunk too).
-        Failing that (or with no such change), the unit is the chunk: when every changed chunk wrote the
-        answer (planted copies) all stay; when some did, one replay reverts only theirs; else each chunk's
-        changes are dropped in turn, lowest-ranked first, while the event stays undone (`_prune`). One
-        changed chunk and no answer-writing change: no replay."""
+        changes that wrote the event's answer into the corpus are the prime suspects. Added text that states
+        it is a unit of its own (a planted passage, to its characters): one replay reverts only such
+        additions, and every other change goes when it holds, a benign edit inside a poisoned chunk too. A
+        changed word is not: the other typos of a perturbed copy are the same attack, so there the unit is
+        the chunk, as it is when that replay fails or nothing added states the answer. All changed chunks
+        stay when each wrote the answer (planted copies); when some did, one replay reverts only theirs;
+        else each chunk's changes are dropped in turn, lowest-ranked first, while the event stays undone
+        (`_prune`). One changed chunk and no answer-stating addition: no replay."""
         wrote = [r for r in recs if contains_norm(r.text, self._anchor)]
-        if wrote and len(wrote) < len(recs) and self.test("prune", wrote).success:
-            return wrote
+        added = [r for r in wrote if r.replacement == ""]
+        if added and len(added) < len(recs) and self.test("prune", added).success:
+            return added
         groups = [[r for r in recs if r.hit == i] for i in dict.fromkeys(r.hit for r in recs)]
         suspects = [g for g in groups if any(r in wrote for r in g)]
         if len(groups) < 2 or len(suspects) == len(groups):
