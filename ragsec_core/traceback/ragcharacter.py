@@ -250,17 +250,18 @@ class Pass1(Search):
         """The changes the event needs. A snapshot older than the incident also holds benign edits made
         since (a fixed typo, an added sentence); reverting them is harmless, but reporting them is not. The
         changes that wrote the event's answer into the corpus are the prime suspects. Added text that states
-        it is a unit of its own (a planted passage, to its characters): one replay reverts only such
-        additions, and every other change goes when it holds, a benign edit inside a poisoned chunk too. A
-        changed word is not: the other typos of a perturbed copy are the same attack, so there the unit is
-        the chunk, as it is when that replay fails or nothing added states the answer. All changed chunks
+        it is a unit of its own (a planted passage, to its characters); a changed word that states it brings
+        every change of its chunk along (the other typos of a perturbed copy are the same attack). One
+        replay reverts only the suspects, and every other change goes when it holds, a benign edit inside a
+        poisoned chunk too. Failing that, or with no suspect, the unit is the chunk: all changed chunks
         stay when each wrote the answer (planted copies); when some did, one replay reverts only theirs;
         else each chunk's changes are dropped in turn, lowest-ranked first, while the event stays undone
         (`_prune`). One changed chunk and no answer-stating addition: no replay."""
         wrote = [r for r in recs if contains_norm(r.text, self._anchor)]
-        added = [r for r in wrote if r.replacement == ""]
-        if added and len(added) < len(recs) and self.test("prune", added).success:
-            return added
+        perturbed = {r.hit for r in wrote if r.replacement}
+        units = [r for r in recs if r.hit in perturbed or (r in wrote and r.replacement == "")]
+        if units and len(units) < len(recs) and self.test("prune", units).success:
+            return units
         groups = [[r for r in recs if r.hit == i] for i in dict.fromkeys(r.hit for r in recs)]
         suspects = [g for g in groups if any(r in wrote for r in g)]
         if len(groups) < 2 or len(suspects) == len(groups):
