@@ -32,6 +32,13 @@ def _undo(text: str, trusted: str) -> str:
     return apply_masks(text, [h.local for h in hunks], subs={h.local: h.trusted for h in hunks})
 
 
+def _older(documents: dict[str, str], doc_id: str, text: str) -> dict[str, str]:
+    """A snapshot older than a typo fix: in `doc_id`, the first word of six letters or more in `text` (a
+    piece of that document) with its second and third letters swapped, as the snapshot still has it."""
+    word = next(w for w in text.split() if len(w) >= 6 and w.isalpha())
+    return documents | {doc_id: documents[doc_id].replace(word, word[0] + word[2] + word[1] + word[3:])}
+
+
 def test_changes_are_found_word_by_word_and_reverting_them_gives_the_trusted_text() -> None:
     hunks = diff_hunks(TYPOS, CLEAN)
     assert [TYPOS[a:b].strip() for a, b in (h.local for h in hunks)] == ["Securty", "hostnme", "siem.northwlnd.exampel."]
@@ -150,9 +157,7 @@ def test_an_embedded_poison_is_bounded_exactly_by_the_snapshot(llm, pipeline) ->
     # a stale snapshot (a typo fixed since in another used passage): the chunk whose change wrote the event's
     # answer is reverted alone first, and the benign edit goes in that one replay
     other = next(h for i, h in enumerate(trace.hits) if i in trace.used and h.doc_id != trace.hits[res.causal[0].hit].doc_id)
-    word = next(w for w in other.text.split() if len(w) >= 6 and w.isalpha())
-    older = {d.id: d.text.replace(word, word[0] + word[2] + word[1] + word[3:]) if d.id == other.doc_id else d.text
-             for d in load_corpus("secops").documents}
+    older = _older({d.id: d.text for d in load_corpus("secops").documents}, other.doc_id, other.text)
     res = run_pass1(llm, trace, snapshot=Snapshot("stale", older))
     assert {h.doc_id for h in (trace.hits[s.hit] for s in res.tests[0].spans)} >= {other.doc_id}
     assert [t.stage for t in res.tests] == ["revert", "prune", "final"] and res.model_calls == 2
@@ -161,8 +166,7 @@ def test_an_embedded_poison_is_bounded_exactly_by_the_snapshot(llm, pipeline) ->
     # the planted text that states the answer, reverted alone, leaves it out
     host = trace.hits[res.causal[0].hit]
     (_, b), = host.poison_spans
-    word = next(w for w in host.text[b:].split() if len(w) >= 6 and w.isalpha())
-    older[host.doc_id] = older[host.doc_id].replace(word, word[0] + word[2] + word[1] + word[3:])
+    older = _older(older, host.doc_id, host.text[b:])
     res = run_pass1(llm, trace, snapshot=Snapshot("stale", older))
     assert sum(s.hit == res.causal[0].hit for s in res.tests[0].spans) == 2, res.tests[0].spans
     assert [t.stage for t in res.tests] == ["revert", "prune", "final"] and len(res.causal) == 1
@@ -203,9 +207,7 @@ def test_planted_copies_that_wrote_the_answer_are_kept_without_pruning_each(llm,
     assert [r.path for r in res.rounds] == ["revert"] and res.model_calls == 1, [t.stage for t in res.tests]
     assert {c.hit for c in res.causal} == planted and len(planted) >= 2
     benign = next(h for i, h in enumerate(trace.hits) if i in trace.used and i not in planted)
-    word = next(w for w in benign.text.split() if len(w) >= 6 and w.isalpha())
-    older = {d.id: d.text.replace(word, word[0] + word[2] + word[1] + word[3:]) if d.id == benign.doc_id else d.text
-             for d in clean.documents}
+    older = _older({d.id: d.text for d in clean.documents}, benign.doc_id, benign.text)
     stale = run_pass1(llm, trace, snapshot=Snapshot("stale", older))
     assert [t.stage for t in stale.tests] == ["revert", "prune", "final"] and stale.model_calls == 2
     assert {c.hit for c in stale.causal} == planted

@@ -146,15 +146,16 @@ class Worker:
     clean: Snapshot  # the clean corpus, for the gold replay (and Pass-1's snapshot with --snapshot)
 
 
-def open_worker(clean: Corpus, args: argparse.Namespace, ppl_threshold: float | None) -> Worker:
+def open_worker(clean: Corpus, args: argparse.Namespace, ppl_threshold: float | None,
+                stale: Snapshot | None = None) -> Worker:
     """Victim (the endpoint, else the local model), judge, MiniLM and the clean index over `clean`
-    (loaded from the index cache)."""
+    (loaded from the index cache). `stale`: the older snapshot Pass-1 reverts to with --snapshot-drift
+    (drawn once, on the driver); else the clean corpus."""
     endpoint = config_from_flags(args)
     llm: LLM | EndpointLLM = EndpointLLM(endpoint) if endpoint else load_llm()
     planted = PlantedCorpus.from_corpus(clean, Embedder(), args.index, args.index_build)
     snapshot = Snapshot.from_corpus(clean)
-    trusted = stale_snapshot(clean, args.snapshot_drift, args.seed)[0] if args.snapshot_drift else snapshot
-    return Worker(planted, method_context(args, llm, planted, ppl_threshold, trusted), args, snapshot)
+    return Worker(planted, method_context(args, llm, planted, ppl_threshold, stale or snapshot), args, snapshot)
 
 
 def plan_jobs(records: list[AttackRecord], args: argparse.Namespace, planted: PlantedCorpus) -> list[Job]:
@@ -254,17 +255,18 @@ def run_benchmark(records: list[AttackRecord], args: argparse.Namespace) -> dict
     pin_threads(args.threads)
     clean = clean_corpus(records, args.corpus)
     progress = Progress.resume(args)
-    if args.snapshot_drift:  # the same draw as each worker's (`open_worker`): the edits are recorded beside the scores
-        edits = stale_snapshot(clean, args.snapshot_drift, args.seed)[1]
+    stale = None
+    if args.snapshot_drift:  # drawn once here, handed to every worker; the edits are recorded beside the scores
+        stale, edits = stale_snapshot(clean, args.snapshot_drift, args.seed)
         progress.extra["snapshot_edits"] = dict(sorted(edits.items()))
         print(f"stale snapshot: {sum(edits.values())} of {len(clean.documents)} documents edited since "
               f"({', '.join(f'{k} {v}' for k, v in sorted(edits.items()))})", file=sys.stderr)
-    worker, planted, threshold = _driver(clean, args)
+    worker, planted, threshold = _driver(clean, args, stale)
     jobs = plan_jobs(records, args, planted)
     todo = [j for j in jobs if j.q >= args.first_question and j.q not in progress.done]  # in question order
     stream: Iterator[tuple[int, dict[str, Any] | Failed]]
     if worker is None:
-        stream = ray_map(open_worker, (clean, shippable(args), threshold), answer, todo, threads=args.threads or 1)
+        stream = ray_map(open_worker, (clean, shippable(args), threshold, stale), answer, todo, threads=args.threads or 1)
     else:
         stream = serial_map(worker, answer, todo)
     bar = tqdm(stream, total=len(todo), desc="traceback bench", unit="question", file=sys.stderr)
@@ -277,11 +279,12 @@ def run_benchmark(records: list[AttackRecord], args: argparse.Namespace) -> dict
     return results
 
 
-def _driver(clean: Corpus, args: argparse.Namespace) -> tuple[Worker | None, PlantedCorpus, float | None]:
+def _driver(clean: Corpus, args: argparse.Namespace,
+            stale: Snapshot | None) -> tuple[Worker | None, PlantedCorpus, float | None]:
     """(the serial run's worker, the clean index the plan is drawn on, the PPL cutoff). With --ray the
     driver loads only MiniLM (and the LMs only when PPL needs its cutoff, calibrated once here)."""
     if not args.ray:
-        worker = open_worker(clean, args, None)
+        worker = open_worker(clean, args, None, stale)
         return worker, worker.planted, worker.ctx.ppl_threshold
     planted = PlantedCorpus.from_corpus(clean, Embedder(), args.index, args.index_build)  # the actors only read it
     threshold = method_context(args, load_llm(), planted).ppl_threshold if "ppl" in args.methods.split(",") else None
