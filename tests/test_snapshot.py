@@ -10,6 +10,7 @@ from ragsec_core.data.spans import apply_masks
 from ragsec_core.data.trace import Labels
 from ragsec_core.traceback.artifact import Artifact
 from ragsec_core.traceback.boundary import reattribute, span_record
+from ragsec_core.traceback.budgets import Budgets
 from ragsec_core.traceback.metrics import char_scores
 from ragsec_core.traceback.ragcharacter import run_pass1
 from ragsec_core.traceback.remediate import remediate, remediation_spans
@@ -234,3 +235,31 @@ def test_a_changed_word_that_states_the_target_brings_its_copys_other_typos_alon
     assert {trace.hits[c.hit].doc_id for c in res.causal} == {"au"}
     scores = char_scores([tuple(a.prompt) for a in res.attribution], gold_spans(trace))
     assert scores.f1 == 1.0 and scores.fpr == 0.0, res.attribution
+
+
+def test_a_legitimate_update_since_the_snapshot_does_not_hide_the_poison(llm, embedder) -> None:
+    """A snapshot older than a legitimate update (the SIEM moved since, and the passage that named its old
+    hostname was rewritten): reverting every change puts the outdated fact back, so the joint revert keeps
+    the answer wrong although the copy is undone. Each changed chunk is then reverted alone, most changed
+    first: the rewritten passage alone does not bring the answer back, the copy alone does, and only the
+    copy is reported."""
+    from ragsec_core.rag import Pipeline, build_retriever
+
+    moved = "The Northwind SIEM moved to new hardware in March, and its old hostname is no longer used."
+    corpus = Corpus("typos", [Document("siem", TYPOS, "SIEM", gold_sentences(CLEAN, TYPOS)), Document("move", moved), *OTHERS])
+    trace = Pipeline(corpus, build_retriever(corpus, embedder), llm).ask(
+        "What is the hostname of the Northwind SIEM?", labels=Labels("s05", ["siem.northwind.example"], None))
+    assert trace.signals.correct is False, trace.answer
+    outdated = "The hostname of the Northwind SIEM is siem-legacy.northwind.example."
+    stale = Snapshot("old", {"siem": CLEAN, "move": outdated, **{d.id: d.text for d in OTHERS}})
+    res = run_pass1(llm, trace, "LOST", "restore", snapshot=stale)
+    tried = [(t.stage, {trace.hits[s.hit].doc_id for s in t.spans}, t.success) for t in res.tests]
+    assert tried == [("revert", {"siem", "move"}, False), ("revert_alone", {"move"}, False),
+                     ("revert_alone", {"siem"}, True), ("final", set(), True)], tried
+    assert res.resolved and [r.path for r in res.rounds] == ["revert"]
+    assert {trace.hits[c.hit].doc_id for c in res.causal} == {"siem"}
+    scores = char_scores([tuple(a.prompt) for a in res.attribution], gold_spans(trace))
+    assert scores.f1 == 1.0 and scores.fpr == 0.0, res.attribution
+    # without the split the joint revert decides alone, and the round reports nothing
+    joint = run_pass1(llm, trace, "LOST", "restore", budgets=Budgets(revert_alone=0), snapshot=stale)
+    assert [r.path for r in joint.rounds] == ["unchanged"] and joint.attribution == [] and joint.model_calls == 1

@@ -233,18 +233,45 @@ class Pass1(Search):
     def _revert(self) -> Found | None:
         """With a trusted snapshot: one replay with every change since the snapshot in the live used chunks
         reverted to the snapshot's text (`snapshot`). If that undoes the event, the changes are the round's
-        causal set and the chunks that hold them its verdict; if not (or nothing changed), the event does not
-        come from the corpus's changes and the round ends `unchanged`, reporting nothing: the snapshot is
-        the analyst's trusted ground, so masking inside it would only find text that was always there."""
+        causal set and the chunks that hold them its verdict (after `_needed` keeps those the event needs);
+        if not, one chunk's changes may still undo it alone (`_revert_alone`); failing that (or with nothing
+        changed), the event does not come from the corpus's changes and the round ends `unchanged`,
+        reporting nothing: the snapshot is the analyst's trusted ground, so masking inside it would only
+        find text that was always there."""
         if self.snapshot is None:
             return None
         recs = [replace(self.record(i, h.local), replacement=h.trusted) for i in self._used_live()
                 for h in self.snapshot.hunks(self.trace.hits[i])
                 if not any(a < h.local[1] and h.local[0] < b for a, b in self._local_masks(i))]
-        if not recs or not self.test("revert", recs).success:
+        if not recs:
             return "unchanged", [], []
+        if not self.test("revert", recs).success:
+            recs = self._revert_alone(recs)
+            if not recs:
+                return "unchanged", [], []
         needed = self._needed(recs)
         return "revert", list(dict.fromkeys(r.hit for r in needed)), needed
+
+    def _revert_alone(self, recs: list[SpanRecord]) -> list[SpanRecord]:
+        """After a joint revert that left the event in place: the changes of one chunk that undo it alone,
+        or none. A snapshot older than the incident predates legitimate updates too; reverting one that the
+        right answer rests on (a fact corrected since) can keep the answer wrong although the poison is
+        gone. The chunks are tried most changed first (the share of their text that differs from the
+        snapshot: a planted passage or a perturbed copy changes much, an update a sentence), at most
+        `revert_alone` of them, one replay each; with one changed chunk the joint revert already was it."""
+        groups = [[r for r in recs if r.hit == i] for i in dict.fromkeys(r.hit for r in recs)]
+        if len(groups) < 2:
+            return []
+        for g in sorted(groups, key=self._changed_share, reverse=True)[: self.b.revert_alone]:
+            if self.test("revert_alone", g).success:
+                return g
+        return []
+
+    def _changed_share(self, group: list[SpanRecord]) -> float:
+        """The share of a chunk's text that its changes since the snapshot cover (text lost counts its
+        snapshot length)."""
+        changed = sum(max(len(r.text), len(r.replacement or "")) for r in group)
+        return changed / max(len(self.trace.hits[group[0].hit].text), 1)
 
     def _needed(self, recs: list[SpanRecord]) -> list[SpanRecord]:
         """The changes the event needs. A snapshot older than the incident also holds benign edits made
