@@ -263,3 +263,28 @@ def test_a_legitimate_update_since_the_snapshot_does_not_hide_the_poison(llm, em
     # without the split the joint revert decides alone, and the round reports nothing
     joint = run_pass1(llm, trace, "LOST", "restore", budgets=Budgets(revert_alone=0), snapshot=stale)
     assert [r.path for r in joint.rounds] == ["unchanged"] and joint.attribution == [] and joint.model_calls == 1
+
+
+def test_a_copy_split_over_two_chunks_of_its_document_is_kept_whole(llm, embedder) -> None:
+    """A perturbed copy whose document was chunked in two: the changed word that states the event's answer
+    sits in the first chunk, and reverting that chunk alone would bring the answer back, but the second
+    chunk's typos are the same edit of the same document. The document is the unit, so both are kept with
+    no pruning replay and the report is the copy's gold in both chunks."""
+    from ragsec_core.rag import Pipeline, build_retriever
+
+    rest_clean = "The Northwind SIEM also receives the audit logs of the payroll system."
+    rest = "The Northwind SIEM alse recieves the audit logs of teh payroll system."
+    corpus = Corpus("typos", [Document("siem", TYPOS, "SIEM", gold_sentences(CLEAN, TYPOS)),
+                              Document("siem-rest", rest, "SIEM", gold_sentences(rest_clean, rest)), *OTHERS])
+    trace = Pipeline(corpus, build_retriever(corpus, embedder), llm).ask(
+        "What is the hostname of the Northwind SIEM?", labels=Labels("s05", ["siem.northwind.example"], None))
+    # the second part is the same document's next chunk, as a 1,000-character chunker would cut a longer copy
+    trace.hits = [replace(h, doc_id="siem") if h.doc_id == "siem-rest" else h for h in trace.hits]
+    parts = [i for i in trace.used if trace.hits[i].doc_id == "siem"]
+    assert len(parts) == 2 and trace.signals.correct is False, (trace.answer, trace.used)
+    snapshot = Snapshot("old", {"siem": f"{CLEAN} {rest_clean}", **{d.id: d.text for d in OTHERS}})
+    res = run_pass1(llm, trace, "LOST", "restore", snapshot=snapshot)
+    assert [t.stage for t in res.tests] == ["revert", "final"] and res.resolved, res.final_answer
+    assert sorted({c.hit for c in res.causal}) == parts
+    scores = char_scores([tuple(a.prompt) for a in res.attribution], gold_spans(trace))
+    assert scores.f1 == 1.0 and scores.fpr == 0.0, res.attribution

@@ -253,13 +253,14 @@ class Pass1(Search):
         return "revert", list(dict.fromkeys(r.hit for r in needed)), needed
 
     def _revert_alone(self, recs: list[SpanRecord]) -> list[SpanRecord]:
-        """After a joint revert that left the event in place: the changes of one chunk that undo it alone,
-        or none. A snapshot older than the incident predates legitimate updates too; reverting one that the
-        right answer rests on (a fact corrected since) can keep the answer wrong although the poison is
-        gone. The chunks are tried most changed first (the share of their text that differs from the
-        snapshot: a planted passage or a perturbed copy changes much, an update a sentence), at most
-        `revert_alone` of them, one replay each; with one changed chunk the joint revert already was it."""
-        groups = [[r for r in recs if r.hit == i] for i in dict.fromkeys(r.hit for r in recs)]
+        """After a joint revert that left the event in place: the changes of one document that undo it
+        alone, or none. A snapshot older than the incident predates legitimate updates too; reverting one
+        that the right answer rests on (a fact corrected since) can keep the answer wrong although the
+        poison is gone. The documents are tried most changed first (the share of their used chunks' text
+        that differs from the snapshot: a planted passage or a perturbed copy changes much, an update a
+        sentence), at most `revert_alone` of them, one replay each; with one changed document the joint
+        revert already was it."""
+        groups = self._documents(recs)
         if len(groups) < 2:
             return []
         for g in sorted(groups, key=self._changed_share, reverse=True)[: self.b.revert_alone]:
@@ -268,28 +269,37 @@ class Pass1(Search):
         return []
 
     def _changed_share(self, group: list[SpanRecord]) -> float:
-        """The share of a chunk's text that its changes since the snapshot cover (text lost counts its
-        snapshot length)."""
+        """The share of a document's used text that its changes since the snapshot cover (text lost counts
+        its snapshot length)."""
         changed = sum(max(len(r.text), len(r.replacement or "")) for r in group)
-        return changed / max(len(self.trace.hits[group[0].hit].text), 1)
+        return changed / max(sum(len(self.trace.hits[i].text) for i in {r.hit for r in group}), 1)
+
+    def _documents(self, recs: list[SpanRecord]) -> list[list[SpanRecord]]:
+        """The changes grouped by the document they are in, in rank order: a document is edited as a whole
+        (a perturbed copy replaces its passage, and may be split over two used chunks), so its changes are
+        kept or dropped together. A hit without a document id is a document of its own."""
+        def doc(r: SpanRecord) -> str:
+            return self.trace.hits[r.hit].doc_id or f"chunk:{r.chunk_id}"
+
+        return [[r for r in recs if doc(r) == d] for d in dict.fromkeys(doc(r) for r in recs)]
 
     def _needed(self, recs: list[SpanRecord]) -> list[SpanRecord]:
         """The changes the event needs. A snapshot older than the incident also holds benign edits made
         since (a fixed typo, an added sentence); reverting them is harmless, but reporting them is not. The
         changes that wrote the event's answer into the corpus are the prime suspects. Added text that states
         it is a unit of its own (a planted passage, to its characters); a changed word that states it brings
-        every change of its chunk along (the other typos of a perturbed copy are the same attack). One
+        every change of its document along (the other typos of a perturbed copy are the same attack). One
         replay reverts only the suspects, and every other change goes when it holds, a benign edit inside a
-        poisoned chunk too. Failing that, or with no suspect, the unit is the chunk: all changed chunks
-        stay when each wrote the answer (planted copies); when some did, one replay reverts only theirs;
-        else each chunk's changes are dropped in turn, lowest-ranked first, while the event stays undone
-        (`_prune`). One changed chunk and no answer-stating addition: no replay."""
+        poisoned chunk too. Failing that, or with no suspect, the unit is the document (`_documents`): all
+        changed documents stay when each wrote the answer (planted copies); when some did, one replay
+        reverts only theirs; else each document's changes are dropped in turn, lowest-ranked first, while
+        the event stays undone (`_prune`). One changed document and no answer-stating addition: no replay."""
         wrote = [r for r in recs if contains_norm(r.text, self._anchor)]
-        perturbed = {r.hit for r in wrote if r.replacement}
-        units = [r for r in recs if r.hit in perturbed or (r in wrote and r.replacement == "")]
+        groups = self._documents(recs)
+        perturbed = [g for g in groups if any(r in wrote and r.replacement for r in g)]
+        units = [r for r in recs if any(r in g for g in perturbed) or (r in wrote and r.replacement == "")]
         if units and len(units) < len(recs) and self.test("prune", units).success:
             return units
-        groups = [[r for r in recs if r.hit == i] for i in dict.fromkeys(r.hit for r in recs)]
         suspects = [g for g in groups if any(r in wrote for r in g)]
         if len(groups) < 2 or len(suspects) == len(groups):
             return recs
@@ -342,8 +352,8 @@ class Pass1(Search):
         return recs
 
     def _prune(self, groups: list[list[SpanRecord]]) -> list[list[SpanRecord]]:
-        """Drop, lowest-ranked first, every group of masks (one chunk's) that the successful joint test does
-        not need: one replay per group."""
+        """Drop, lowest-ranked first, every group of masks (one chunk's or one document's) that the
+        successful joint test does not need: one replay per group."""
         kept = list(groups)
         for g in sorted(groups, key=lambda g: -g[0].rank):
             trial = [x for x in kept if x is not g]
