@@ -234,7 +234,7 @@ class Pass1(Search):
         """With a trusted snapshot: one replay with every change since the snapshot in the live used chunks
         reverted to the snapshot's text (`snapshot`). If that undoes the event, the changes are the round's
         causal set and the chunks that hold them its verdict (after `_needed` keeps those the event needs);
-        if not, one chunk's changes may still undo it alone (`_revert_alone`); failing that (or with nothing
+        if not, one document's changes may still undo it alone (`_revert_alone`); failing that (or with nothing
         changed), the event does not come from the corpus's changes and the round ends `unchanged`,
         reporting nothing: the snapshot is the analyst's trusted ground, so masking inside it would only
         find text that was always there."""
