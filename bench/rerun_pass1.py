@@ -3,7 +3,8 @@ snapshot, to measure a change of Pass-1 without redoing Pass-0 (the answers and 
 
 `--rescore` redraws the boundary offline from the logged replays; a change to *which replays are made*
 (here: `Pass1._revert_alone`) needs the model again. `--failed-revert` keeps the events whose first revert
-failed with two or more changed chunks, the only ones that change can touch.
+failed with two or more changed chunks, the ones `_revert_alone` can touch; `--questions` picks others
+(r32: the events with two changed chunks of one document, which the document as the pruning unit touches).
 
 Run: .venv/bin/python bench/rerun_pass1.py --data ../shared/data/ragdefender/garag_nq.json --attack-form garag \
          --limit 100 --snapshot-drift 0.2 --failed-revert bench/out/r31/garag-drift > bench/out/r32/garag-drift.jsonl

@@ -25,6 +25,8 @@ from ragsec_core.models.options import DEFAULT_BACKEND, INFLUENCE_OF
 from ragsec_core.traceback import untargeted
 from ragsec_core.traceback.boundary import (
     ALONE_PATHS,
+    REVERT_PATH,
+    UNCHANGED_PATH,
     attribute_rounds,
     local_masks,
     local_subs,
@@ -243,14 +245,12 @@ class Pass1(Search):
         recs = [replace(self.record(i, h.local), replacement=h.trusted) for i in self._used_live()
                 for h in self.snapshot.hunks(self.trace.hits[i])
                 if not any(a < h.local[1] and h.local[0] < b for a, b in self._local_masks(i))]
-        if not recs:
-            return "unchanged", [], []
-        if not self.test("revert", recs).success:
+        if recs and not self.test("revert", recs).success:
             recs = self._revert_alone(recs)
-            if not recs:
-                return "unchanged", [], []
+        if not recs:
+            return UNCHANGED_PATH, [], []
         needed = self._needed(recs)
-        return "revert", list(dict.fromkeys(r.hit for r in needed)), needed
+        return REVERT_PATH, list(dict.fromkeys(r.hit for r in needed)), needed
 
     def _revert_alone(self, recs: list[SpanRecord]) -> list[SpanRecord]:
         """After a joint revert that left the event in place: the changes of one document that undo it
