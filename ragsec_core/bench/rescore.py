@@ -32,7 +32,7 @@ from ragsec_core.traceback.options import DEFAULT_OBJECTIVE
 from ragsec_core.traceback.result import TracebackResult
 
 EVENT_GLOB = "event-*.json"
-COMPARED = ("char_f1", "char_iou", "char_fpr", "chunk_acc", "passage_f1")
+COMPARED = ("char_f1", "char_iou", "char_fpr", "chunk_acc", "passage_f1", "fpe_per_event")
 
 
 def store_event(folder: str | Path, q: int, rec_id: str, trace: Trace, pass1: TracebackResult | None,
@@ -123,12 +123,17 @@ def rescore(folder: str | Path, reader: LLM | None = None) -> dict[str, Any]:
             "per_event": [{"question": e["question"], "id": e["id"], "caused": e["caused"], "ragcharacter": n} for e, n in pairs]}
 
 
-def cmd_rescore(args: argparse.Namespace) -> int:
-    out = rescore(args.rescore, load_llm() if args.read else None)
+def print_comparison(out: dict[str, Any], new: str) -> None:
+    """The stored live summary above the new one (`rescored`, `rerun`), column by column."""
     print(f"{'':<10} {'events':>6} " + " ".join(f"{c:>11}" for c in COMPARED))
-    for name in ("live", "rescored"):
+    for name in ("live", new):
         s = out[name]
         print(f"{name:<10} {s['events']:>6} " + " ".join(f"{'-' if s[c] is None else s[c]:>11}" for c in COMPARED))
+
+
+def cmd_rescore(args: argparse.Namespace) -> int:
+    out = rescore(args.rescore, load_llm() if args.read else None)
+    print_comparison(out, "rescored")
     print(f"{len(out['moved'])} event(s) changed Char F1 under the current rule")
     print(caused_line(out["caused"]["rescored"], "ragcharacter") + " (re-scored)")
     if args.read:

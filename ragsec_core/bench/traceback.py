@@ -36,6 +36,7 @@ from ragsec_core.bench.drift import stale_snapshot
 from ragsec_core.bench.fanout import Failed, check_index, connected, pin_threads, ray_map, serial_map, shippable
 from ragsec_core.bench.methods import print_methods_table, score, summarise_methods
 from ragsec_core.bench.planting import PlantedCorpus, PlantPlan, clean_corpus
+from ragsec_core.bench.rerun import cmd_rerun
 from ragsec_core.bench.rescore import cmd_rescore, store_event
 from ragsec_core.data.corpus import Corpus
 from ragsec_core.data.trace import Labels, fires
@@ -54,13 +55,15 @@ RESUME_VARYING = ("ray", "out", "traces")  # flags that may change between an in
 def cmd_bench_traceback(args: argparse.Namespace) -> int:
     if args.rescore:
         return cmd_rescore(args)
+    if args.rerun:
+        return cmd_rerun(args)
     if args.merge:
         results = merge_results(args.merge)
         save(results, args.out)
         print_table(results)
         return 0
     if not args.data:
-        raise RagsecError("--data is required (an attack file), except with --rescore or --merge")
+        raise RagsecError("--data is required (an attack file), except with --rescore, --rerun or --merge")
     check_index(args)
 
     check_params(args.k, args.alpha)

@@ -53,7 +53,7 @@ def add_bench_parsers(subparsers: Any) -> None:
 def _traceback(subparsers: Any) -> None:
     p = subparsers.add_parser("traceback", help="RAGCharacter Pass-1 benchmark (Char F1 / IoU / FPR)")
     p.add_argument("--data", default=None, help="attack file (PoisonedRAG / Stealthy / list format); required "
-                   "except with --rescore or --merge")
+                   "except with --rescore, --rerun or --merge")
     add_corpus_args(p, help="clean corpus (default: the data file's context passages)", variant=False)
     p.add_argument("--mode", choices=PLANT_MODES, default=PLANT_MODES[0])
     p.add_argument("--attack-form", choices=ATTACK_FORMS, default=ATTACK_FORMS[0])
@@ -94,6 +94,12 @@ def _traceback(subparsers: Any) -> None:
     p.add_argument("--rescore", default=None, metavar="DIR",
                    help="only re-score the events stored in DIR with the current attribution rule, without the "
                         "model, and print live against re-scored (--out: write the comparison)")
+    p.add_argument("--rerun", default=None, metavar="DIR",
+                   help="only run Pass-1 again, live, on the events stored in DIR (their Pass-0 traces and gold kept) "
+                        "and print live against re-run; a run traced against a snapshot needs its --data, --limit, "
+                        "--snapshot, --snapshot-drift and --seed (--traces: store the re-run events in another folder)")
+    p.add_argument("--only", type=int, nargs="+", default=None, metavar="Q",
+                   help="with --rerun: only these questions (their numbers in the run)")
     p.add_argument("--read", action="store_true",
                    help="with --rescore: take the LM readings the current rule asks for that DIR lacks with the "
                         "local model (otherwise those sentences count as host)")
