@@ -249,7 +249,9 @@ def _config(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _resume_key(config: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in config.items() if k not in RESUME_VARYING}
+    """The flags that must match to continue a run; an unset flag (None) is left out, so that a results
+    file written before a flag existed (`--rerun`, `--only`) still resumes."""
+    return {k: v for k, v in config.items() if k not in RESUME_VARYING and v is not None}
 
 
 def run_benchmark(records: list[AttackRecord], args: argparse.Namespace) -> dict[str, Any]:
