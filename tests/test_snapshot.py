@@ -83,11 +83,11 @@ def test_changed_sentences_match_the_garag_gold_and_join_runs() -> None:
 def test_snapshot_labels_its_content_and_treats_an_unknown_document_as_added(make_trace) -> None:
     snap = Snapshot("clean", {"d": "Australia's capital is Canberra."})
     trace = make_trace()
-    [hunk] = snap.hunks(trace.hits[0])
+    [hunk] = snap.hunks(trace, 0)
     assert trace.hits[0].text[hunk.local[0]:hunk.local[1]] == "Sydney." and hunk.trusted == "Canberra."
     assert snap.label() == Snapshot("other name", dict(snap.documents)).label().replace("other name", "clean")
     assert snap.label() != Snapshot("clean", {"d": "changed"}).label()
-    [whole] = Snapshot("empty", {}).hunks(trace.hits[0])
+    [whole] = Snapshot("empty", {}).hunks(trace, 0)
     assert whole.local == (0, len(trace.hits[0].text)) and whole.trusted == ""
 
 
@@ -99,7 +99,7 @@ def test_added_text_is_reported_exactly_and_changed_words_as_their_sentences(mak
     text = host.replace("It stands", f"{article} It stands").replace("Tours", "Turs")
     trace = make_trace(text=text)
     snap = Snapshot("clean", {"d": host})
-    hunks = snap.hunks(trace.hits[0])
+    hunks = snap.hunks(trace, 0)
     causal = [replace(span_record(trace, 0, h.local), replacement=h.trusted) for h in hunks]
     res = TracebackResult(trace.trace_id, "PAR", "event", "delete", True)
     res.rounds = [Round(0, "Sydney", "Sydney", "revert", [], causal, "", True, None, [0])]
@@ -136,6 +136,32 @@ def test_a_typo_perturbed_copy_is_traced_by_reverting_it(llm, embedder) -> None:
     assert "reverted to (snapshot)" in html and "siem.northwind.example. " in html
 
 
+def test_text_cut_from_the_start_of_a_document_is_put_back(llm, embedder) -> None:
+    """Deleting is an attack too: the sentence that states the answer was cut from the start of its document
+    since the snapshot. A chunk that a Pass-0 run logged at offset 0 begins its document, so the cut shows
+    as text lost there, and reverting it brings the answer back; an imported trace logs offset 0 for every
+    chunk, so there the same alignment would call the document before any chunk lost: it is not assumed."""
+    from ragsec_core.rag import Pipeline, build_retriever
+
+    lead = "The hostname of the Northwind SIEM is siem.northwind.example. "
+    rest = "Security events are forwarded to the Northwind SIEM. Dashboards are shared with the SOC."
+    assert diff_hunks(rest, lead + rest) == []  # a chunk from inside a document: the text before it is not a change
+    assert diff_hunks(rest, lead + rest, opens_document=True) == [type(diff_hunks(lead, "")[0])((0, 0), lead)]
+    corpus = Corpus("cut", [Document("siem", rest, "SIEM"), *OTHERS])
+    pipeline = Pipeline(corpus, build_retriever(corpus, embedder), llm)
+    trace = pipeline.ask("What is the hostname of the Northwind SIEM?", labels=Labels("s05", ["siem.northwind.example"], None))
+    assert trace.signals.correct is False, trace.answer
+    snapshot = Snapshot.from_corpus(Corpus("clean", [Document("siem", lead + rest, "SIEM"), *OTHERS]))
+    res = run_pass1(llm, trace, "LOST", "restore", snapshot=snapshot)
+    assert [r.path for r in res.rounds] == ["revert"] and res.resolved, res.final_answer
+    assert [(c.local, c.replacement) for c in res.causal] == [([0, 0], lead)]
+    fix = remediate(pipeline, trace, remediation_spans(res))
+    assert fix.restored and fix.pipeline.corpus.documents[0].text == lead + rest, fix.after.answer
+    imported, siem = replace(trace, origin={"kind": "import"}), next(i for i in trace.used if trace.hits[i].doc_id == "siem")
+    assert snapshot.hunks(imported, siem) == [] and snapshot.hunks(trace, siem) != []
+    assert [r.path for r in run_pass1(llm, imported, "LOST", "restore", snapshot=snapshot).rounds] == ["unchanged"]
+
+
 def test_an_event_the_changes_do_not_explain_reports_nothing(llm, untargeted) -> None:
     """A snapshot that already holds the planted passage (taken after the incident): nothing in the used
     chunks changed since, so no replay is spent and nothing is reported."""
@@ -146,12 +172,17 @@ def test_an_event_the_changes_do_not_explain_reports_nothing(llm, untargeted) ->
 
 
 def test_an_embedded_poison_is_bounded_exactly_by_the_snapshot(llm, pipeline) -> None:
-    """A claim inserted into a clean passage: the change is the insertion, the revert deletes it, and the
-    reported span is the planted text to the character, in one replay."""
+    """A false claim inserted into a clean passage whose true first sentence was cut (the variant's
+    passage opens on its second sentence): the changes are the cut, seen at the document's start, and the
+    insertion. The revert puts both back, and one more replay keeps the insertion alone, the change that
+    wrote the answer; the reported span is the planted text to the character."""
     trace = pipeline("secops", "embedded").ask("What is the hostname of the bastion host?")
     assert trace.signals.par, trace.answer
     res = run_pass1(llm, trace, snapshot=Snapshot.from_corpus(load_corpus("secops")))
-    assert res.resolved and [r.path for r in res.rounds] == ["revert"] and res.model_calls == 1
+    assert res.resolved and [r.path for r in res.rounds] == ["revert"] and res.model_calls == 2
+    cut = [s for s in res.tests[0].spans if s.local == [0, 0]]
+    assert len(cut) == 1 and cut[0].replacement.startswith("The bastion host for administrative access is jump.")
+    assert [t.stage for t in res.tests] == ["revert", "prune", "final"] and res.tests[1].success
     scores = char_scores([tuple(a.prompt) for a in res.attribution], gold_spans(trace))
     assert scores.f1 == 1.0 and scores.fpr == 0.0, res.attribution
     assert all(c.replacement == "" for c in res.causal)
@@ -169,7 +200,7 @@ def test_an_embedded_poison_is_bounded_exactly_by_the_snapshot(llm, pipeline) ->
     (_, b), = host.poison_spans
     older = _older(older, host.doc_id, host.text[b:])
     res = run_pass1(llm, trace, snapshot=Snapshot("stale", older))
-    assert sum(s.hit == res.causal[0].hit for s in res.tests[0].spans) == 2, res.tests[0].spans
+    assert sum(s.hit == res.causal[0].hit for s in res.tests[0].spans) == 3, res.tests[0].spans  # cut, claim, typo
     assert [t.stage for t in res.tests] == ["revert", "prune", "final"] and len(res.causal) == 1
     scores = char_scores([tuple(a.prompt) for a in res.attribution], gold_spans(trace))
     assert scores.f1 == 1.0 and scores.fpr == 0.0, res.attribution

@@ -59,7 +59,7 @@ def gold_replay(llm: LLM | EndpointLLM, trace: Trace, mask_mode: str = DEFAULT_M
 def clean_text(trace: Trace, clean: Snapshot) -> dict[Span, str]:
     """Every change in the poisoned used chunks, in prompt coordinates, with the clean corpus's text for it."""
     return {span_record(trace, i, h.local).prompt_span: h.trusted
-            for i in trace.used if trace.hits[i].poison_spans for h in clean.hunks(trace.hits[i])}
+            for i in trace.used if trace.hits[i].poison_spans for h in clean.hunks(trace, i)}
 
 
 def summarise_caused(events: list[dict[str, Any]], methods: list[str], objective: str = DEFAULT_OBJECTIVE) -> dict[str, Any]:

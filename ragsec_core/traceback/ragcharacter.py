@@ -243,7 +243,7 @@ class Pass1(Search):
         if self.snapshot is None:
             return None
         recs = [replace(self.record(i, h.local), replacement=h.trusted) for i in self._used_live()
-                for h in self.snapshot.hunks(self.trace.hits[i])
+                for h in self.snapshot.hunks(self.trace, i)
                 if not any(a < h.local[1] and h.local[0] < b for a, b in self._local_masks(i))]
         if recs and not self.test("revert", recs).success:
             recs = self._revert_alone(recs)

@@ -23,7 +23,7 @@ from itertools import takewhile
 
 from ragsec_core.data.corpus import Corpus
 from ragsec_core.data.spans import Span, sentence_spans, trim
-from ragsec_core.data.trace import TraceHit
+from ragsec_core.data.trace import Trace
 
 _WORD = re.compile(r"\S+\s*")  # a word with the whitespace after it, so that hunks keep their spacing
 _ENDS = (".", "!", "?", '."', ".)", "?\"", "!\"")  # a word that ends a sentence
@@ -38,10 +38,12 @@ class Hunk:
     trusted: str
 
 
-def diff_hunks(text: str, trusted: str) -> list[Hunk]:
+def diff_hunks(text: str, trusted: str, opens_document: bool = False) -> list[Hunk]:
     """Where `text` differs from the stretch of `trusted` it aligns with, word by word (a chunk is a piece of
     its document: the document's text before and after that piece is not a change). No word in common:
-    the whole text is new."""
+    the whole text is new. `opens_document`: the text is known to begin its document, so the trusted
+    words before the first in common were cut from the document's start since (text lost at 0), not the
+    document before the chunk."""
     a, b = list(_WORD.finditer(text)), list(_WORD.finditer(trusted))
     aw, bw = [m.group().strip() for m in a], [m.group().strip() for m in b]
     blocks = [m for m in SequenceMatcher(None, aw, bw, autojunk=False).get_matching_blocks() if m.size]
@@ -49,7 +51,7 @@ def diff_hunks(text: str, trusted: str) -> list[Hunk]:
         return [Hunk((0, len(text)), "")] if text.strip() else []
     # the trusted stretch: from the first to the last word in common, widened by as many words as the chunk
     # has before (after) them, so that a changed first (last) word reads as a substitution, not an addition
-    lo = blocks[0].b - min(blocks[0].a, blocks[0].b)
+    lo = 0 if opens_document else blocks[0].b - min(blocks[0].a, blocks[0].b)
     tail = len(a) - blocks[-1].a - blocks[-1].size
     hi = blocks[-1].b + blocks[-1].size + min(tail, len(b) - blocks[-1].b - blocks[-1].size)
     out = []
@@ -136,7 +138,7 @@ class Snapshot:
 
     name: str
     documents: dict[str, str]
-    _memo: dict[tuple[str, str], list[Hunk]] = field(default_factory=dict, repr=False)
+    _memo: dict[tuple[str, str, bool], list[Hunk]] = field(default_factory=dict, repr=False)
     _label: str = field(default="", repr=False)
 
     @classmethod
@@ -153,9 +155,15 @@ class Snapshot:
             self._label = f"{self.name} (sha256 {h.hexdigest()[:16]}, {len(self.documents)} documents)"
         return self._label
 
-    def hunks(self, hit: TraceHit) -> list[Hunk]:
-        """The chunk's changes since the snapshot (all of it when its document is not in the snapshot)."""
-        key = (hit.doc_id, hit.text)
+    def hunks(self, trace: Trace, i: int) -> list[Hunk]:
+        """Hit `i`'s changes since the snapshot (all of it when its document is not in the snapshot). A
+        chunk that a Pass-0 run logged at offset 0 begins its document, so text cut from the document's
+        start shows (`diff_hunks`); an imported trace's offsets are not the deployment's (logged as 0), so
+        there the start is not assumed. The end is never assumed: a trace does not hold its document's
+        length, and text cut from a document's end since the snapshot does not show."""
+        hit = trace.hits[i]
+        opens = hit.source_start == 0 and trace.origin.get("kind") != "import"
+        key = (hit.doc_id, hit.text, opens)
         if key not in self._memo:
-            self._memo[key] = diff_hunks(hit.text, self.documents.get(hit.doc_id, ""))
+            self._memo[key] = diff_hunks(hit.text, self.documents.get(hit.doc_id, ""), opens)
         return self._memo[key]
