@@ -15,7 +15,7 @@ from ragsec_core.traceback.metrics import char_scores
 from ragsec_core.traceback.ragcharacter import run_pass1
 from ragsec_core.traceback.remediate import remediate, remediation_spans
 from ragsec_core.traceback.result import Round, TracebackResult
-from ragsec_core.traceback.snapshot import Snapshot, changed_sentences, diff_hunks
+from ragsec_core.traceback.snapshot import Hunk, Snapshot, changed_sentences, diff_hunks
 from ragsec_core.views.report import report_html
 
 CLEAN = ("Security events are forwarded to the Northwind SIEM. The hostname of the Northwind SIEM is "
@@ -146,7 +146,7 @@ def test_text_cut_from_the_start_of_a_document_is_put_back(llm, embedder) -> Non
     lead = "The hostname of the Northwind SIEM is siem.northwind.example. "
     rest = "Security events are forwarded to the Northwind SIEM. Dashboards are shared with the SOC."
     assert diff_hunks(rest, lead + rest) == []  # a chunk from inside a document: the text before it is not a change
-    assert diff_hunks(rest, lead + rest, opens_document=True) == [type(diff_hunks(lead, "")[0])((0, 0), lead)]
+    assert diff_hunks(rest, lead + rest, opens_document=True) == [Hunk((0, 0), lead)]
     corpus = Corpus("cut", [Document("siem", rest, "SIEM"), *OTHERS])
     pipeline = Pipeline(corpus, build_retriever(corpus, embedder), llm)
     trace = pipeline.ask("What is the hostname of the Northwind SIEM?", labels=Labels("s05", ["siem.northwind.example"], None))

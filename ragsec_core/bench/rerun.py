@@ -24,11 +24,11 @@ from tqdm import tqdm
 from ragsec_core._util.atomic import write_text_atomic
 from ragsec_core._util.errors import RagsecError
 from ragsec_core.bench.attacks import load_attack
-from ragsec_core.bench.causation import caused_line, summarise_caused
+from ragsec_core.bench.causation import caused_line
 from ragsec_core.bench.drift import stale_snapshot
-from ragsec_core.bench.methods import score, summarise_method
+from ragsec_core.bench.methods import score
 from ragsec_core.bench.planting import clean_corpus
-from ragsec_core.bench.rescore import caused, load_events, objective, print_comparison, store_event
+from ragsec_core.bench.rescore import caused, compare, load_events, objective, print_comparison, store_event
 from ragsec_core.data.trace import Trace
 from ragsec_core.models.endpoint import EndpointLLM, config_from_flags
 from ragsec_core.models.llm import LLM, load_llm
@@ -79,43 +79,35 @@ def check_victim(events: list[dict[str, Any]], victim: str) -> None:
                               f"{victim!r} (give the run's endpoint flags)")
 
 
-def rerun_event(event: dict[str, Any], llm: LLM | EndpointLLM, judge: LLM, snapshot: Snapshot | None,
+def rerun_event(event: dict[str, Any], trace: Trace, llm: LLM | EndpointLLM, judge: LLM, snapshot: Snapshot | None,
                 seed: int) -> tuple[dict[str, Any], TracebackResult]:
-    """(RAGCharacter's new scored row, its new Pass-1 result) for one stored event, replayed with the
-    trigger, objective and masking it was traced with."""
+    """(RAGCharacter's new scored row, its new Pass-1 result) for one stored event and its `trace`, replayed
+    with the trigger, objective and masking it was traced with."""
     p = event["pass1"]
     ctx = MethodContext(llm, judge, None, seed=seed, mask_mode=p["mask_mode"], objective=p["objective"],
                         trigger=p["trigger"], snapshot=snapshot)
-    trace = Trace.from_dict(event["trace"])
     row = score(trace, get("ragcharacter").run(trace, ctx))
     return row, ctx.pass1(trace)[0]  # cached by the run above: no replay
 
 
 def rerun(events: list[dict[str, Any]], llm: LLM | EndpointLLM, judge: LLM, snapshot: Snapshot | None,
           seed: int = 0, store: str | None = None) -> dict[str, Any]:
-    """Live and re-run summaries over stored events (`stored_events`), also over the events the planted
-    text caused, and the events whose score or cost moved. `store`: a folder that receives each re-run
-    event (new Pass-1 and scores, the stored trace and gold), for `--rescore`."""
-    check_snapshot(events, snapshot)
-    check_victim(events, llm.model_id)  # every event is checked before the first replay
+    """Live and re-run summaries over stored events (`stored_events`, checked by `check_snapshot` and
+    `check_victim`), also over the events the planted text caused, and the events whose score or cost
+    moved. `store`: a folder that receives each re-run event (new Pass-1 and scores, the stored trace and
+    gold), for `--rescore`."""
     pairs = []
     for e in tqdm(events, desc="rerun Pass-1", unit="event", file=sys.stderr):
-        row, pass1 = rerun_event(e, llm, judge, snapshot, seed)
+        trace = Trace.from_dict(e["trace"])
+        row, pass1 = rerun_event(e, trace, llm, judge, snapshot, seed)
         if store:
-            store_event(store, e["question"], e["id"], Trace.from_dict(e["trace"]), pass1, {"ragcharacter": row}, e.get("gold"))
+            store_event(store, e["question"], e["id"], trace, pass1, {"ragcharacter": row}, e.get("gold"))
         pairs.append((e | {"caused": caused(e)}, row))
-    live = [e["methods"]["ragcharacter"] for e, _ in pairs]
-    judged = objective(events[0])
     moved = [{"question": e["question"], "id": e["id"], "live": e["methods"]["ragcharacter"]["char_f1"], "rerun": n["char_f1"],
               "live_fpe": e["methods"]["ragcharacter"]["fpe"], "rerun_fpe": n["fpe"]}
              for e, n in pairs if abs(n["char_f1"] - e["methods"]["ragcharacter"]["char_f1"]) > 1e-9
              or abs(n["fpe"] - e["methods"]["ragcharacter"]["fpe"]) > 1e-9]
-    rows = [{"caused": e["caused"], "methods": {"ragcharacter": n}} for e, n in pairs]
-    return {"live": summarise_method(live), "rerun": summarise_method([n for _, n in pairs]),
-            "caused": {"live": summarise_caused([e for e, _ in pairs], ["ragcharacter"], judged),
-                       "rerun": summarise_caused(rows, ["ragcharacter"], judged)},
-            "moved": moved,
-            "per_event": [{"question": e["question"], "id": e["id"], "caused": e["caused"], "ragcharacter": n} for e, n in pairs]}
+    return compare(pairs, "rerun", objective(events[0])) | {"moved": moved}
 
 
 def cmd_rerun(args: argparse.Namespace) -> int:
@@ -126,6 +118,7 @@ def cmd_rerun(args: argparse.Namespace) -> int:
     check_snapshot(events, snapshot)  # before the model loads
     endpoint = config_from_flags(args)
     llm: LLM | EndpointLLM = EndpointLLM(endpoint) if endpoint else load_llm()
+    check_victim(events, llm.model_id)  # every event is checked before the first replay
     judge = load_llm(args.judge_model) if args.judge_model else llm if isinstance(llm, LLM) else load_llm()
     out = {"folder": args.rerun} | rerun(events, llm, judge, snapshot, args.seed, args.traces)
     print_comparison(out, "rerun")

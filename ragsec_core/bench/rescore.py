@@ -111,15 +111,21 @@ def rescore(folder: str | Path, reader: LLM | None = None) -> dict[str, Any]:
             pairs.append((e | {"caused": caused(e, reader)}, new))
     if not pairs:
         raise RagsecError(f"'{folder}': no stored event has a RAGCharacter result (run with --methods ragcharacter)")
-    live = [e["methods"]["ragcharacter"] for e, _ in pairs]
     moved = [{"question": e["question"], "id": e["id"], "live": e["methods"]["ragcharacter"]["char_f1"], "rescored": n["char_f1"]}
              for e, n in pairs if abs(n["char_f1"] - e["methods"]["ragcharacter"]["char_f1"]) > 1e-9]
-    rescored = [{"caused": e["caused"], "methods": {"ragcharacter": n}} for e, n in pairs]
-    return {"folder": str(folder), "live": summarise_method(live), "rescored": summarise_method([n for _, n in pairs]),
+    return {"folder": str(folder)} | compare(pairs, "rescored", judged) | {
+        "moved": moved, "missed_readings": sum(n["missed_readings"] for _, n in pairs),
+        "read_fpe_per_event": round(sum(n["read_fpe"] for _, n in pairs) / len(pairs), 3)}
+
+
+def compare(pairs: list[tuple[dict[str, Any], dict[str, Any]]], new: str, judged: str) -> dict[str, Any]:
+    """Stored events (with `caused` judged) against RAGCharacter's new rows (`new`: rescored, rerun): both
+    summaries, also over the events the planted text caused (`judged`: the objective), and the rows per event."""
+    rows = [{"caused": e["caused"], "methods": {"ragcharacter": n}} for e, n in pairs]
+    return {"live": summarise_method([e["methods"]["ragcharacter"] for e, _ in pairs]),
+            new: summarise_method([n for _, n in pairs]),
             "caused": {"live": summarise_caused([e for e, _ in pairs], ["ragcharacter"], judged),
-                       "rescored": summarise_caused(rescored, ["ragcharacter"], judged)},
-            "moved": moved, "missed_readings": sum(n["missed_readings"] for _, n in pairs),
-            "read_fpe_per_event": round(sum(n["read_fpe"] for _, n in pairs) / len(pairs), 3),
+                       new: summarise_caused(rows, ["ragcharacter"], judged)},
             "per_event": [{"question": e["question"], "id": e["id"], "caused": e["caused"], "ragcharacter": n} for e, n in pairs]}
 
 
