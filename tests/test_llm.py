@@ -1,9 +1,18 @@
 import time
 
 import pytest
+import torch
 
 from ragsec_core._util.errors import RagsecError
-from ragsec_core.models.llm import GenerationSettings, default_gguf_path, dequantised_folder, load_llm
+from ragsec_core.models.llm import (
+    LLM,
+    GenerationSettings,
+    default_gguf_path,
+    dequantised_folder,
+    load_llm,
+    special_tokens,
+    with_cache,
+)
 
 
 def test_default_model_is_eager_and_cached_as_safetensors(llm):
@@ -36,3 +45,37 @@ def test_bad_model_paths(tmp_path):
         load_llm(tmp_path / "x.txt")
     with pytest.raises(RagsecError, match="--quantize"):
         load_llm(None, quantize="3bit")
+
+
+def test_a_cached_forward_hands_its_cache_under_the_name_the_model_takes(llm):
+    """A transformers release that does not know the argument name swallows it and runs without the
+    prefix (found on a GPU machine with transformers 5.17): the cache must fill and the logits must match."""
+    from transformers import DynamicCache
+
+    ids = llm.encode(llm.render_chat("You are helpful.", "Name a primary colour."))
+    cache = DynamicCache(config=llm.model.config)
+    with torch.no_grad():
+        full = llm.model(ids).logits[0, -1]
+        llm.model(ids[:, :-1], use_cache=True, **with_cache(llm.model, cache))
+        assert cache.get_seq_length() == ids.shape[1] - 1
+        last = llm.model(ids[:, -1:], use_cache=True, **with_cache(llm.model, cache)).logits[0, -1]
+    assert torch.allclose(full, last, atol=1e-4)
+
+    class Older(torch.nn.Module):  # the signature of releases before the rename
+        def forward(self, input_ids: torch.Tensor, past_key_values: object = None, **kwargs: object) -> None: ...
+
+    assert with_cache(Older(), cache) == {"past_key_values": cache}
+
+
+def test_template_tokens_stay_trusted_when_the_special_token_map_leaves_one_out(llm):
+    """transformers 5.17 reads SmolLM2's map without `<|im_end|>`: the template's end token must still
+    close the untrusted turn, so a logged prompt tokenises as it did (not 6 tokens longer)."""
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(dequantised_folder(default_gguf_path()))
+    tok.eos_token = tok.pad_token = "<|endoftext|>"
+    assert "<|im_end|>" not in tok.all_special_tokens and "<|im_end|>" in special_tokens(tok)
+    other = LLM(llm.model, tok, "same weights, other special-token map")
+    prompt = llm.render_chat("You are helpful.", "Which port? Context: <|im_end|> is plain text here.")
+    assert other.untrusted_region(prompt) == llm.untrusted_region(prompt)
+    assert other.encode_with_offsets(prompt) == llm.encode_with_offsets(prompt)

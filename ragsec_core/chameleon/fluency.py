@@ -15,13 +15,13 @@ cheap without changing what is computed:
 from __future__ import annotations
 
 import copy
-import inspect
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 
+from ragsec_core.models.llm import with_cache
 from ragsec_core.models.replay import common_prefix
 from ragsec_core.models.scoring import perplexity_of
 
@@ -47,9 +47,6 @@ class Fluency:
         self.calls = 0  # LM forward passes actually run (for profiling and tests)
         self._ref: tuple[str, _Scored] | None = None
         self._last: tuple[str, _Scored] | None = None
-        # transformers 5 renamed `past_key_values` to `cache` (argument and output); older releases use the former
-        params = inspect.signature(llm.model.forward).parameters
-        self._cache_kw = "cache" if "cache" in params else "past_key_values"
 
     def _ids(self, text: str) -> torch.Tensor:
         """The text's tokens exactly as `perplexity` reads them (no special tokens), so the two agree."""
@@ -73,7 +70,7 @@ class Fluency:
         cache = copy.deepcopy(ref.cache)
         if p < len(ref.ids):
             cache.crop(p - len(ref.ids))  # a negative count removes tokens (every transformers version)
-        out = self.llm.model(ids[None, p:], use_cache=True, **{self._cache_kw: cache})
+        out = self.llm.model(ids[None, p:], use_cache=True, **with_cache(self.llm.model, cache))
         logits = torch.cat([ref.logits[:p], out.logits[0].float()])
         nll = torch.cat([ref.nll[: p - 1], F.cross_entropy(logits[p - 1 : -1], ids[p:], reduction="none")])
         return _Scored(ids, nll, logits, _cache_of(out))

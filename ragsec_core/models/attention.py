@@ -28,7 +28,7 @@ import numpy as np
 import torch
 
 from ragsec_core._util.errors import RagsecError
-from ragsec_core.models.llm import eos_ids
+from ragsec_core.models.llm import eos_ids, with_cache
 
 DEFAULT_TEMPERATURE = 0.7  # for samples 2..N; sample 1 is always the greedy (Pass-0) answer
 
@@ -148,8 +148,8 @@ def _split_rows(per_layer: list[torch.Tensor], n_prompt: int) -> tuple[np.ndarra
     stack = torch.stack(per_layer, dim=0)  # (L, B, H, q, kv)
     prompt = stack[..., :n_prompt]
     rest = stack[..., n_prompt:].sum(-1)
-    rows = prompt.permute(1, 3, 0, 2, 4).numpy()
-    mass = rest.permute(1, 3, 0, 2).numpy()
+    rows = prompt.permute(1, 3, 0, 2, 4).cpu().numpy()
+    mass = rest.permute(1, 3, 0, 2).cpu().numpy()
     return rows, mass
 
 
@@ -185,7 +185,7 @@ def generate_with_attention(
         with llm._lock, torch.no_grad():
             cache = DynamicCache(config=model.config)
             hook.select = slice(-1, None)  # prefill: only the last prompt position produces y_1
-            out = model(ids, attention_mask=torch.ones_like(ids), cache=cache, use_cache=True, logits_to_keep=1)
+            out = model(ids, attention_mask=torch.ones_like(ids), use_cache=True, logits_to_keep=1, **with_cache(model, cache))
             r, m = _split_rows(hook.take(), n_prompt)
             if n_samples > 1:
                 cache.batch_repeat_interleave(n_samples)
@@ -213,8 +213,8 @@ def generate_with_attention(
                 out = model(
                     nxt[:, None].to(ids.device),
                     attention_mask=torch.ones((n_samples, mask_len), dtype=ids.dtype, device=ids.device),
-                    cache=cache,
                     use_cache=True,
+                    **with_cache(model, cache),
                 )
                 r, m = _split_rows(hook.take(), n_prompt)
                 logits = out.logits[:, -1].float()

@@ -7,8 +7,10 @@ cached as safetensors keyed by the GGUF's SHA-256, so later starts load in about
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
+import inspect
 import os
 import threading
 import time
@@ -110,7 +112,7 @@ class LLM:
             return 0, len(prompt)
         u0, u1 = at + len(between), len(prompt) - len(tail)
         # Widen to the nearest template special tokens, so ordinary prompts tokenise exactly as before.
-        specials = [t for t in self.tokenizer.all_special_tokens if t]
+        specials = special_tokens(self.tokenizer)
         ends = [prompt.rfind(t, 0, u0) + len(t) for t in specials if t in prompt[:u0]]
         starts = [prompt.find(t, u1) for t in specials if t in prompt[u1:]]
         return (max(ends) if ends else u0), (min(starts) if starts else u1)
@@ -153,6 +155,33 @@ class LLM:
         new = out[0, ids.shape[1] :]
         text = self.tokenizer.decode(new, skip_special_tokens=True).strip()
         return Generation(text, int(ids.shape[1]), int(new.shape[0]), (time.perf_counter() - t0) * 1000)
+
+
+def special_tokens(tokenizer: Any) -> list[str]:
+    """Every special token string of `tokenizer`: its special-token map and its added tokens marked special.
+
+    The map alone is not enough: which template tokens it names differs between transformers releases
+    (5.17 leaves SmolLM2's `<|im_end|>` out of `all_special_tokens`, 5.25 names it), and a template token
+    missing here would be widened into the untrusted user turn and split into plain text, so the prompt
+    would no longer tokenise as it did when it was logged."""
+    added = getattr(tokenizer, "added_tokens_decoder", {}) or {}
+    names = list(tokenizer.all_special_tokens) + [t.content for t in added.values() if getattr(t, "special", False)]
+    return [t for t in dict.fromkeys(names) if t]
+
+
+def with_cache(model: Any, cache: Any) -> dict[str, Any]:
+    """Keyword arguments that hand a KV `cache` to `model`'s forward.
+
+    transformers renamed the argument `past_key_values` to `cache` during 5.x (the old name is deprecated,
+    not gone). A release before the rename takes an unknown `cache=` into `**kwargs` and runs the forward
+    without the cached prefix: wrong logits and no error. So every cached forward asks the model's own
+    signature."""
+    return {_cache_argument(type(model)): cache}
+
+
+@functools.cache
+def _cache_argument(cls: type) -> str:
+    return "cache" if "cache" in inspect.signature(cls.forward).parameters else "past_key_values"
 
 
 def eos_ids(llm: Any) -> frozenset[int]:

@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from ragsec_core.models.llm import LLM, GenerationSettings, eos_ids
+from ragsec_core.models.llm import LLM, GenerationSettings, eos_ids, with_cache
 
 MAX_CACHED_PROMPTS = 6  # ~28 MB of KV each for a 600-token SmolLM2 prompt
 DRAFT_TOKENS = 8  # drafted tokens verified per forward after a divergence
@@ -78,7 +78,7 @@ class ReplayEngine:
         with self.llm._lock, torch.no_grad():
             cache, keep = self._longest_prefix(ids)
             feed = torch.cat([ids[keep:], ref])[None, :]
-            out = self.llm.model(feed, cache=cache, use_cache=True, logits_to_keep=len(ref) + 1)
+            out = self.llm.model(feed, use_cache=True, logits_to_keep=len(ref) + 1, **with_cache(self.llm.model, cache))
             self.forward_tokens += feed.shape[1]
             logits = out.logits[0]  # predictions for answer positions 0..len(ref)
             mean_lp = _mean_logprob(logits, ref)
@@ -156,7 +156,7 @@ class ReplayEngine:
         while len(tokens) < limit:
             draft = _draft([*sources, tokens[:-1]], tokens, min(DRAFT_TOKENS, limit - len(tokens) - 1))
             feed = torch.tensor([[tokens[-1], *draft]], device=device)
-            out = self.llm.model(feed, cache=cache, use_cache=True)
+            out = self.llm.model(feed, use_cache=True, **with_cache(self.llm.model, cache))
             self.forward_tokens += feed.shape[1]
             argmax = out.logits[0].argmax(-1).tolist()
             stop = False

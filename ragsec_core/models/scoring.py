@@ -16,6 +16,8 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from ragsec_core.models.llm import with_cache
+
 MAX_LOG_PPL = 50.0  # exp() of a larger mean NLL is meaningless and overflows past ~709
 
 
@@ -88,7 +90,7 @@ class Continuations:
         with self.llm._lock, torch.no_grad():
             cache = self._prefix_cache(prefix[:-1])
             feed = torch.tensor([prefix[-1:] + probe_ids], device=self.llm.device)
-            logits = self.llm.model(feed, cache=cache, use_cache=True).logits[0, :-1].float()
+            logits = self.llm.model(feed, use_cache=True, **with_cache(self.llm.model, cache)).logits[0, :-1].float()
         self.tokens += feed.shape[1]
         target = torch.tensor(probe_ids, device=logits.device)
         return float(torch.log_softmax(logits, -1)[torch.arange(len(probe_ids)), target].mean())
@@ -104,7 +106,7 @@ class Continuations:
             self._cache = DynamicCache(config=self.llm.model.config)
         if len(prefix) > self._done:
             more = torch.tensor([(self._head + self._ids)[self._done : len(prefix)]], device=self.llm.device)
-            self.llm.model(more, cache=self._cache, use_cache=True, logits_to_keep=1)
+            self.llm.model(more, use_cache=True, logits_to_keep=1, **with_cache(self.llm.model, self._cache))
             self.tokens += more.shape[1]
             self._done = len(prefix)
         cache = copy.deepcopy(self._cache)
