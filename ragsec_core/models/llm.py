@@ -7,7 +7,6 @@ cached as safetensors keyed by the GGUF's SHA-256, so later starts load in about
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import importlib.util
 import inspect
@@ -176,12 +175,13 @@ def with_cache(model: Any, cache: Any) -> dict[str, Any]:
     not gone). A release before the rename takes an unknown `cache=` into `**kwargs` and runs the forward
     without the cached prefix: wrong logits and no error. So every cached forward asks the model's own
     signature."""
-    return {_cache_argument(type(model)): cache}
+    cls = type(model)
+    if cls not in _CACHE_ARGUMENT:
+        _CACHE_ARGUMENT[cls] = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
+    return {_CACHE_ARGUMENT[cls]: cache}
 
 
-@functools.cache
-def _cache_argument(cls: type) -> str:
-    return "cache" if "cache" in inspect.signature(cls.forward).parameters else "past_key_values"
+_CACHE_ARGUMENT: dict[type, str] = {}  # per model class: its forward's signature does not change
 
 
 def eos_ids(llm: Any) -> frozenset[int]:
