@@ -15,7 +15,7 @@ LLAMA_CMAKE_ARGS ?= -DLLAVA_BUILD=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_T
 # folder named after the build flags, so a change of flags builds anew and a fresh checkout reuses it.
 LLAMA_PIP_CACHE ?= $(HOME)/.cache/ragsec/llama-$(shell printf '%s' '$(LLAMA_CMAKE_ARGS)' | md5sum | cut -c1-10)
 
-.PHONY: setup run test test-fast lint wheel-check clean corpus-tech
+.PHONY: setup run test test-fast lint wheel-check compat-check clean corpus-tech
 
 setup: $(STAMP)
 
@@ -58,8 +58,22 @@ wheel-check: setup
 # process), one thread each: many tests wait on a server, a browser or a cluster while the other worker
 # computes (29.6 min serial, 18.5 min this way on two cores). TEST_WORKERS=0 runs them in one process.
 TEST_WORKERS ?= 2
-test: lint wheel-check
+test: lint wheel-check compat-check
 	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+
+# The oldest transformers that pyproject.toml allows (5.17, a GPU image's: docs/performance.md, "On a GPU"),
+# installed into .venv/compat and put first on the path, with a model cache of its own: the tests of cached
+# forwards, the chat template's tokens, Pass-1's replay engine and attention capture run again under it.
+# Within 5.x transformers renamed the KV-cache argument and changed which tokens its special-token map
+# names, and each change broke Pass-1 without an error.
+COMPAT := $(VENV)/compat
+COMPAT_PINS := transformers==5.17.0 huggingface-hub==1.33.0
+COMPAT_TESTS := tests/test_llm.py tests/test_replay_speed.py tests/test_dscan.py
+compat-check: setup
+	[ -f $(COMPAT)/.pins ] && [ "$$(cat $(COMPAT)/.pins)" = "$(COMPAT_PINS)" ] || { rm -rf $(COMPAT) && \
+	  $(BIN)/pip install --quiet --no-deps --target $(COMPAT)/site $(COMPAT_PINS) && echo "$(COMPAT_PINS)" > $(COMPAT)/.pins; }
+	PYTHONPATH=$(COMPAT)/site RAGSEC_CACHE_DIR=$(COMPAT)/cache OMP_NUM_THREADS=1 $(BIN)/python -m pytest -q -p no:cacheprovider \
+	  -n $(TEST_WORKERS) --dist loadfile $(COMPAT_TESTS)
 
 test-fast: setup
 	$(BIN)/python -m pytest -q -m "not model and not browser and not slow" $(PYTEST_ARGS)
