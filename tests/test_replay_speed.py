@@ -79,3 +79,19 @@ def test_drafted_decoding_equals_plain_greedy_and_saves_forwards(llm, bastion, m
     (plain, plain_calls), (drafted, drafted_calls) = got[0], got[replay.DRAFT_TOKENS]
     assert plain.answer == drafted.answer == want
     assert drafted_calls < plain_calls
+
+
+def test_a_trace_whose_prompt_no_longer_tokenises_as_logged_is_refused(llm, bastion):
+    """Same model, other software (a transformers release that tokenised logged prompts 6 tokens longer):
+    the replays would be counterfactuals of another prompt, so both paths refuse before any replay."""
+    from dataclasses import replace
+
+    from ragsec_core._util.errors import RagsecError
+
+    assert bastion.model["id"] == llm.model_id and bastion.timing["prompt_tokens"] == llm.encode(bastion.prompt).shape[1]
+    drifted = replace(bastion, timing=bastion.timing | {"prompt_tokens": bastion.timing["prompt_tokens"] + 6})
+    for naive in (False, True):
+        with pytest.raises(RagsecError, match="tokenises to .* tokens here but"):
+            run_pass1(llm, drifted, naive=naive)
+    other = replace(drifted, model=drifted.model | {"id": "another model"})  # not this tokenizer's count: not checked
+    assert run_pass1(llm, other).triggered
