@@ -162,6 +162,31 @@ def test_text_cut_from_the_start_of_a_document_is_put_back(llm, embedder) -> Non
     assert [r.path for r in run_pass1(llm, imported, "LOST", "restore", snapshot=snapshot).rounds] == ["unchanged"]
 
 
+def test_text_cut_from_the_end_of_a_document_is_put_back(llm, embedder) -> None:
+    """The same deletion at the other end: a Pass-0 run logs which chunk ends its document
+    (`ends_document`), so the sentence cut from the end since the snapshot shows as text lost there, with
+    the snapshot's space before it; a trace logged before that was recorded does not assume the end."""
+    from ragsec_core.rag import Pipeline, build_retriever
+
+    rest = "Dashboards are shared with the SOC. Security events are forwarded to the Northwind SIEM."
+    cut = "The hostname of the Northwind SIEM is siem.northwind.example."
+    assert diff_hunks(rest, f"{rest} {cut}") == []  # a chunk from inside a document: the text after it is not a change
+    assert diff_hunks(rest, f"{rest}\n{cut}", ends_document=True) == [Hunk((len(rest), len(rest)), f"\n{cut}")]
+    corpus = Corpus("cut", [Document("siem", rest, "SIEM"), *OTHERS])
+    pipeline = Pipeline(corpus, build_retriever(corpus, embedder), llm)
+    trace = pipeline.ask("What is the hostname of the Northwind SIEM?", labels=Labels("s05", ["siem.northwind.example"], None))
+    siem = next(i for i in trace.used if trace.hits[i].doc_id == "siem")
+    assert trace.signals.correct is False and trace.hits[siem].ends_document is True, trace.answer
+    snapshot = Snapshot.from_corpus(Corpus("clean", [Document("siem", f"{rest} {cut}", "SIEM"), *OTHERS]))
+    res = run_pass1(llm, trace, "LOST", "restore", snapshot=snapshot)
+    assert [r.path for r in res.rounds] == ["revert"] and res.resolved, res.final_answer
+    assert [(c.local, c.replacement) for c in res.causal] == [([len(rest), len(rest)], f" {cut}")]
+    fix = remediate(pipeline, trace, remediation_spans(res))
+    assert fix.restored and fix.pipeline.corpus.documents[0].text == f"{rest} {cut}", fix.after.answer
+    older = replace(trace, hits=[replace(h, ends_document=None) for h in trace.hits])
+    assert snapshot.hunks(older, siem) == [] and snapshot.hunks(trace, siem) != []
+
+
 def test_an_event_the_changes_do_not_explain_reports_nothing(llm, untargeted) -> None:
     """A snapshot that already holds the planted passage (taken after the incident): nothing in the used
     chunks changed since, so no replay is spent and nothing is reported."""
@@ -309,8 +334,11 @@ def test_a_copy_split_over_two_chunks_of_its_document_is_kept_whole(llm, embedde
                               Document("siem-rest", rest, "SIEM", gold_sentences(rest_clean, rest)), *OTHERS])
     trace = Pipeline(corpus, build_retriever(corpus, embedder), llm).ask(
         "What is the hostname of the Northwind SIEM?", labels=Labels("s05", ["siem.northwind.example"], None))
-    # the second part is the same document's next chunk, as a 1,000-character chunker would cut a longer copy
-    trace.hits = [replace(h, doc_id="siem") if h.doc_id == "siem-rest" else h for h in trace.hits]
+    # the second part is the same document's next chunk, as a 1,000-character chunker would cut a longer copy:
+    # its offsets follow the first part's, and the first part no longer ends the document
+    at = len(TYPOS) + 1
+    trace.hits = [replace(h, doc_id="siem", source_start=at, source_end=at + len(h.text)) if h.doc_id == "siem-rest"
+                  else replace(h, ends_document=False) if h.doc_id == "siem" else h for h in trace.hits]
     parts = [i for i in trace.used if trace.hits[i].doc_id == "siem"]
     assert len(parts) == 2 and trace.signals.correct is False, (trace.answer, trace.used)
     snapshot = Snapshot("old", {"siem": f"{CLEAN} {rest_clean}", **{d.id: d.text for d in OTHERS}})

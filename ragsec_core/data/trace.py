@@ -51,6 +51,9 @@ class TraceHit:
     dense_norm: float
     poison_spans: list[list[int]] = field(default_factory=list)  # gold spans, chunk-local, when known
     score: float | None = None  # the deployment's own retrieval score, as logged (imports); None for ragsec's
+    # The chunk ends its document (only whitespace after source_end), as Pass-0 chunked it; None where not
+    # known (imports, traces logged before it was recorded). Lets a snapshot see text cut from the end.
+    ends_document: bool | None = None
 
 
 @dataclass

@@ -38,12 +38,13 @@ class Hunk:
     trusted: str
 
 
-def diff_hunks(text: str, trusted: str, opens_document: bool = False) -> list[Hunk]:
+def diff_hunks(text: str, trusted: str, opens_document: bool = False, ends_document: bool = False) -> list[Hunk]:
     """Where `text` differs from the stretch of `trusted` it aligns with, word by word (a chunk is a piece of
     its document: the document's text before and after that piece is not a change). No word in common:
     the whole text is new. `opens_document`: the text is known to begin its document, so the trusted
     words before the first in common were cut from the document's start since (text lost at 0), not the
-    document before the chunk."""
+    document before the chunk; `ends_document` likewise for the trusted words after the last in common (text
+    lost at the chunk's end)."""
     a, b = list(_WORD.finditer(text)), list(_WORD.finditer(trusted))
     aw, bw = [m.group().strip() for m in a], [m.group().strip() for m in b]
     blocks = [m for m in SequenceMatcher(None, aw, bw, autojunk=False).get_matching_blocks() if m.size]
@@ -53,7 +54,7 @@ def diff_hunks(text: str, trusted: str, opens_document: bool = False) -> list[Hu
     # has before (after) them, so that a changed first (last) word reads as a substitution, not an addition
     lo = 0 if opens_document else blocks[0].b - min(blocks[0].a, blocks[0].b)
     tail = len(a) - blocks[-1].a - blocks[-1].size
-    hi = blocks[-1].b + blocks[-1].size + min(tail, len(b) - blocks[-1].b - blocks[-1].size)
+    hi = len(b) if ends_document else blocks[-1].b + blocks[-1].size + min(tail, len(b) - blocks[-1].b - blocks[-1].size)
     out = []
     ops = SequenceMatcher(None, aw, bw[lo:hi], autojunk=False).get_opcodes()
     for k, (tag, i1, i2, j1, j2) in enumerate(ops):
@@ -67,6 +68,9 @@ def diff_hunks(text: str, trusted: str, opens_document: bool = False) -> list[Hu
         if end > start and was:  # a substitution keeps the chunk's own spacing after it
             changed = text[start:end]
             was = was.rstrip() + changed[len(changed.rstrip()):]
+        elif start == len(text) and was and lo + j1 > 0:  # lost from the end: the snapshot's gap goes before it
+            gap = b[lo + j1 - 1].group()
+            was = (gap[len(gap.rstrip()):] or " ") + was.rstrip()
         out.append(_added(text, Hunk((start, end), was)))
     return out
 
@@ -138,7 +142,7 @@ class Snapshot:
 
     name: str
     documents: dict[str, str]
-    _memo: dict[tuple[str, str, bool], list[Hunk]] = field(default_factory=dict, repr=False)
+    _memo: dict[tuple[str, str, bool, bool], list[Hunk]] = field(default_factory=dict, repr=False)
     _label: str = field(default="", repr=False)
 
     @classmethod
@@ -157,13 +161,14 @@ class Snapshot:
 
     def hunks(self, trace: Trace, i: int) -> list[Hunk]:
         """Hit `i`'s changes since the snapshot (all of it when its document is not in the snapshot). A
-        chunk that a Pass-0 run logged at offset 0 begins its document, so text cut from the document's
-        start shows (`diff_hunks`); an imported trace's offsets are not the deployment's (logged as 0), so
-        there the start is not assumed. The end is never assumed: a trace does not hold its document's
-        length, and text cut from a document's end since the snapshot does not show."""
+        chunk that a Pass-0 run logged at offset 0 begins its document, and one it logged as the document's
+        last (`ends_document`) ends it, so text cut from the document's start or end since shows
+        (`diff_hunks`). An imported trace's offsets are not the deployment's (logged as 0), so there neither
+        is assumed; a trace logged before `ends_document` was recorded leaves the end unassumed."""
         hit = trace.hits[i]
-        opens = hit.source_start == 0 and trace.origin.get("kind") != "import"
-        key = (hit.doc_id, hit.text, opens)
+        pass0 = trace.origin.get("kind") != "import"
+        opens, ends = pass0 and hit.source_start == 0, pass0 and hit.ends_document is True
+        key = (hit.doc_id, hit.text, opens, ends)
         if key not in self._memo:
-            self._memo[key] = diff_hunks(hit.text, self.documents.get(hit.doc_id, ""), opens)
+            self._memo[key] = diff_hunks(hit.text, self.documents.get(hit.doc_id, ""), opens, ends)
         return self._memo[key]
