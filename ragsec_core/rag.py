@@ -168,7 +168,7 @@ def trace_hit(h: Hit) -> TraceHit:
         bm25_norm=h.bm25_norm,
         dense_norm=h.dense_norm,
         poison_spans=[list(s) for s in c.poison_spans],
-        ends_document=c.last,
+        ends_document=c.ends_document,
     )
 
 

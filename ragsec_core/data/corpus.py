@@ -51,7 +51,7 @@ class Chunk:
     title: str = ""
     # Gold poison spans clipped to this chunk, in chunk-local coordinates.
     poison_spans: tuple[tuple[int, int], ...] = ()
-    last: bool = False  # the document's last chunk (only whitespace after `end`); False where not known
+    ends_document: bool = False  # the document's last chunk (only whitespace after `end`); False where not known
 
 
 @dataclass(frozen=True)
@@ -119,7 +119,7 @@ def chunk_document(doc: Document, max_chars: int = MAX_CHUNK_CHARS) -> list[Chun
         spans = tuple((max(a, s) - s, min(b, e) - s) for a, b in doc.poison_spans if a < e and b > s)
         chunks.append(Chunk(f"{doc.id}#{i}", doc.id, doc.text[s:e], s, e, doc.title, spans))
     if chunks:
-        chunks[-1] = replace(chunks[-1], last=True)
+        chunks[-1] = replace(chunks[-1], ends_document=True)
     return chunks
 
 

@@ -109,21 +109,22 @@ def engine_for(llm: LLM | EndpointLLM, trace: Trace, *, naive: bool = False) -> 
         frame = trace.messages_for if trace.prompt_message is not None else None
         tokens = trace.timing.get("prompt_tokens")
         return EndpointReplayEngine(llm, trace.prompt, settings, frame, int(tokens) if tokens else None)
-    check_tokenisation(llm, trace)
-    return (NaiveReplayEngine if naive else ReplayEngine)(llm, trace.prompt, settings)
+    engine = (NaiveReplayEngine if naive else ReplayEngine)(llm, trace.prompt, settings)
+    check_tokenisation(llm, trace, len(engine.base_ids))
+    return engine
 
 
-def check_tokenisation(llm: LLM, trace: Trace) -> None:
+def check_tokenisation(llm: LLM, trace: Trace, here: int) -> None:
     """Refuse to replay a trace this very model logged when its prompt no longer tokenises as it did.
 
     Same model, other software: a transformers release whose special-token map leaves a template token out
     (seen on a GPU image) tokenises a logged prompt 6 tokens longer, every replay is then the counterfactual
     of another prompt, and Pass-1 draws its conclusions from them without an error. A trace of another
-    model or of an endpoint is not checked: its logged count is not this tokenizer's."""
+    model or of an endpoint is not checked: its logged count is not this tokenizer's. `here`: the prompt's
+    token count under this tokenizer (the engine's base prompt, already encoded)."""
     logged = trace.timing.get("prompt_tokens")
     if not logged or trace.model.get("backend", "local") != "local" or trace.model.get("id") != llm.model_id:
         return
-    here = len(llm.encode_with_offsets(trace.prompt)[0])
     if here != int(logged):
         raise RagsecError(f"this trace's prompt tokenises to {here} tokens here but {int(logged)} when {llm.model_id} "
                           "logged it: the tokenizer or transformers differs from the one that answered, so a replay "
