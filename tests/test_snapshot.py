@@ -15,6 +15,7 @@ from ragsec_core.traceback.metrics import char_scores
 from ragsec_core.traceback.ragcharacter import run_pass1
 from ragsec_core.traceback.remediate import remediate, remediation_spans
 from ragsec_core.traceback.result import Round, TracebackResult
+from ragsec_core.traceback.revert import change_kind
 from ragsec_core.traceback.snapshot import Hunk, Snapshot, changed_sentences, diff_hunks
 from ragsec_core.views.report import report_html
 
@@ -319,6 +320,30 @@ def test_a_legitimate_update_since_the_snapshot_does_not_hide_the_poison(llm, em
     # without the split the joint revert decides alone, and the round reports nothing
     joint = run_pass1(llm, trace, "LOST", "restore", budgets=Budgets(revert_alone=0), snapshot=stale)
     assert [r.path for r in joint.rounds] == ["unchanged"] and joint.attribution == [] and joint.model_calls == 1
+
+
+def test_a_sentence_cut_from_the_poisoned_passage_since_the_snapshot_does_not_hide_the_poison(llm, embedder) -> None:
+    """One changed document, two edits: the perturbed copy's typos, and a sentence the passage lost since the
+    snapshot (the old hostname, cut when the SIEM moved). The joint revert puts the outdated sentence back
+    and the answer stays wrong; the document's changes are then tried by kind, most changed first: the
+    sentence put back alone fails, the copy's rewritten words alone bring the answer back, and only they
+    are reported."""
+    from ragsec_core.rag import Pipeline, build_retriever
+
+    corpus = Corpus("typos", [Document("siem", TYPOS, "SIEM", gold_sentences(CLEAN, TYPOS)), *OTHERS])
+    trace = Pipeline(corpus, build_retriever(corpus, embedder), llm).ask(
+        "What is the hostname of the Northwind SIEM?", labels=Labels("s05", ["siem.northwind.example"], None))
+    assert trace.signals.correct is False, trace.answer
+    cut = "Until March, analysts reached the Northwind SIEM at siem-legacy.northwind.example."
+    stale = Snapshot("old", {"siem": f"{CLEAN} {cut}", **{d.id: d.text for d in OTHERS}})
+    res = run_pass1(llm, trace, "LOST", "restore", snapshot=stale)
+    tried = [(t.stage, sorted({change_kind(s) for s in t.spans}), t.success) for t in res.tests]
+    assert tried == [("revert", ["cut", "rewritten"], False), ("revert_alone", ["cut"], False),
+                     ("revert_alone", ["rewritten"], True), ("final", [], True)], tried
+    assert res.resolved and {trace.hits[c.hit].doc_id for c in res.causal} == {"siem"}
+    assert not any(cut in (c.replacement or "") for c in res.causal)
+    scores = char_scores([tuple(a.prompt) for a in res.attribution], gold_spans(trace))
+    assert scores.f1 == 1.0 and scores.fpr == 0.0, res.attribution
 
 
 def test_a_copy_split_over_two_chunks_of_its_document_is_kept_whole(llm, embedder) -> None:

@@ -25,8 +25,6 @@ from ragsec_core.models.options import DEFAULT_BACKEND, INFLUENCE_OF
 from ragsec_core.traceback import untargeted
 from ragsec_core.traceback.boundary import (
     ALONE_PATHS,
-    REVERT_PATH,
-    UNCHANGED_PATH,
     attribute_rounds,
     local_masks,
     local_subs,
@@ -39,13 +37,14 @@ from ragsec_core.traceback.budgets import Budgets
 from ragsec_core.traceback.evidence import Evidence, LiveEvidence
 from ragsec_core.traceback.options import DEFAULT_OBJECTIVE, OBJECTIVES
 from ragsec_core.traceback.result import Round, SpanRecord, Test, TracebackResult
+from ragsec_core.traceback.revert import Revert
 from ragsec_core.traceback.search import Found, Outcome, Search
 from ragsec_core.traceback.snapshot import Snapshot
 
 
-class Pass1(Search):
+class Pass1(Revert, Search):
     """One traceback session over one trace; holds the replay engine and the cumulative mask set (the
-    search stages are `search.Search`'s)."""
+    revert stages are `revert.Revert`'s, the search stages `search.Search`'s)."""
 
     def __init__(
         self,
@@ -232,81 +231,6 @@ class Pass1(Search):
     def _local_masks(self, hit: int, masks: Sequence[Span] | None = None) -> list[Span]:
         return local_masks(self.trace, hit, self.masks if masks is None else masks)
 
-    def _revert(self) -> Found | None:
-        """With a trusted snapshot: one replay with every change since the snapshot in the live used chunks
-        reverted to the snapshot's text (`snapshot`). If that undoes the event, the changes are the round's
-        causal set and the chunks that hold them its verdict (after `_needed` keeps those the event needs);
-        if not, one document's changes may still undo it alone (`_revert_alone`); failing that (or with nothing
-        changed), the event does not come from the corpus's changes and the round ends `unchanged`,
-        reporting nothing: the snapshot is the analyst's trusted ground, so masking inside it would only
-        find text that was always there."""
-        if self.snapshot is None:
-            return None
-        recs = [replace(self.record(i, h.local), replacement=h.trusted) for i in self._used_live()
-                for h in self.snapshot.hunks(self.trace, i)
-                if not any(a < h.local[1] and h.local[0] < b for a, b in self._local_masks(i))]
-        if recs and not self.test("revert", recs).success:
-            recs = self._revert_alone(recs)
-        if not recs:
-            return UNCHANGED_PATH, [], []
-        needed = self._needed(recs)
-        return REVERT_PATH, list(dict.fromkeys(r.hit for r in needed)), needed
-
-    def _revert_alone(self, recs: list[SpanRecord]) -> list[SpanRecord]:
-        """After a joint revert that left the event in place: the changes of one document that undo it
-        alone, or none. A snapshot older than the incident predates legitimate updates too; reverting one
-        that the right answer rests on (a fact corrected since) can keep the answer wrong although the
-        poison is gone. The documents are tried most changed first (the share of their used chunks' text
-        that differs from the snapshot: a planted passage or a perturbed copy changes much, an update a
-        sentence), at most `revert_alone` of them, one replay each; with one changed document the joint
-        revert already was it."""
-        groups = self._documents(recs)
-        if len(groups) < 2:
-            return []
-        for g in sorted(groups, key=self._changed_share, reverse=True)[: self.b.revert_alone]:
-            if self.test("revert_alone", g).success:
-                return g
-        return []
-
-    def _changed_share(self, group: list[SpanRecord]) -> float:
-        """The share of a document's used text that its changes since the snapshot cover (text lost counts
-        its snapshot length)."""
-        changed = sum(max(len(r.text), len(r.replacement or "")) for r in group)
-        return changed / max(sum(len(self.trace.hits[i].text) for i in {r.hit for r in group}), 1)
-
-    def _documents(self, recs: list[SpanRecord]) -> list[list[SpanRecord]]:
-        """The changes grouped by the document they are in, in rank order: a document is edited as a whole
-        (a perturbed copy replaces its passage, and may be split over two used chunks), so its changes are
-        kept or dropped together. A hit without a document id is a document of its own."""
-        def doc(r: SpanRecord) -> str:
-            return self.trace.hits[r.hit].doc_id or f"chunk:{r.chunk_id}"
-
-        return [[r for r in recs if doc(r) == d] for d in dict.fromkeys(doc(r) for r in recs)]
-
-    def _needed(self, recs: list[SpanRecord]) -> list[SpanRecord]:
-        """The changes the event needs. A snapshot older than the incident also holds benign edits made
-        since (a fixed typo, an added sentence); reverting them is harmless, but reporting them is not. The
-        changes that wrote the event's answer into the corpus are the prime suspects. Added text that states
-        it is a unit of its own (a planted passage, to its characters); a changed word that states it brings
-        every change of its document along (the other typos of a perturbed copy are the same attack). One
-        replay reverts only the suspects, and every other change goes when it holds, a benign edit inside a
-        poisoned chunk too. Failing that, or with no suspect, the unit is the document (`_documents`): all
-        changed documents stay when each wrote the answer (planted copies); when some did, one replay
-        reverts only theirs; else each document's changes are dropped in turn, lowest-ranked first, while
-        the event stays undone (`_prune`). One changed document and no answer-stating addition: no replay."""
-        wrote = [r for r in recs if contains_norm(r.text, self._anchor)]
-        groups = self._documents(recs)
-        perturbed = [g for g in groups if any(r in wrote and r.replacement for r in g)]
-        units = [r for r in recs if any(r in g for g in perturbed) or (r in wrote and r.replacement == "")]
-        if units and len(units) < len(recs) and self.test("prune", units).success:
-            return units
-        suspects = [g for g in groups if any(r in wrote for r in g)]
-        if len(groups) < 2 or len(suspects) == len(groups):
-            return recs
-        if suspects and self.test("prune", [r for g in suspects for r in g]).success:
-            return [r for g in suspects for r in g]
-        return [r for g in self._prune(groups) for r in g]
-
     def _fast_path(self) -> Found | None:
         """(path, the hits the replays implicated, the causal masks), or None when no fast path succeeds.
         When the text already marks two or more holders as planted copies (`boundary.text_verdict`), the
@@ -350,16 +274,6 @@ class Pass1(Search):
         if len(planted) < len(recs) and self.test("prune", planted).success:
             return planted
         return recs
-
-    def _prune(self, groups: list[list[SpanRecord]]) -> list[list[SpanRecord]]:
-        """Drop, lowest-ranked first, every group of masks (one chunk's or one document's) that the
-        successful joint test does not need: one replay per group."""
-        kept = list(groups)
-        for g in sorted(groups, key=lambda g: -g[0].rank):
-            trial = [x for x in kept if x is not g]
-            if trial and self.test("prune", [r for x in trial for r in x]).success:
-                kept = trial
-        return kept
 
     def _sufficient(self, spans: list[tuple[int, Span]], masked: int) -> list[tuple[int, Span]]:
         """After a one-mask success, the other holders that bring the event back on their own (every other

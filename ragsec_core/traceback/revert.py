@@ -1,0 +1,146 @@
+"""Pass-1's revert to a trusted snapshot (our extension of §4.3): the substitution counterfactual.
+
+With the analyst's trusted copy of the corpus, a round first puts every change since it back to the
+snapshot's text in one replay, instead of masking; the changes that the event needs are then kept, the
+benign edits made since the snapshot dropped. A mixin of `ragcharacter.Pass1`, which owns the replays and
+the session's state (as `search.Search` is); kept apart so that the revert reads on its own page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from ragsec_core.data.spans import Span
+from ragsec_core.data.trace import Trace, contains_norm
+from ragsec_core.traceback.boundary import REVERT_PATH, UNCHANGED_PATH
+from ragsec_core.traceback.budgets import Budgets
+from ragsec_core.traceback.result import SpanRecord
+from ragsec_core.traceback.search import Found, Outcome
+from ragsec_core.traceback.snapshot import Snapshot
+
+# What a change is, read from the live text: text the snapshot lacks (`added`: the revert deletes it), text the
+# corpus lost since (`cut`: the revert puts it back), words written over (`rewritten`)
+CHANGE_KINDS = ("added", "cut", "rewritten")
+
+
+def change_kind(change: SpanRecord) -> str:
+    """Which of `CHANGE_KINDS` a reverted span is."""
+    if change.replacement == "":
+        return "added"
+    return "cut" if not change.text else "rewritten"
+
+
+class Revert:
+    """The revert stages; `Pass1` provides the state and the replays declared here."""
+
+    trace: Trace
+    b: Budgets
+    snapshot: Snapshot | None
+    _anchor: str
+
+    def test(self, stage: str, spans: list[SpanRecord]) -> Outcome:
+        raise NotImplementedError
+
+    def record(self, hit: int, local: Span) -> SpanRecord:
+        raise NotImplementedError
+
+    def _local_masks(self, hit: int, masks: Sequence[Span] | None = None) -> list[Span]:
+        raise NotImplementedError
+
+    def _used_live(self) -> list[int]:
+        raise NotImplementedError
+
+    def _revert(self) -> Found | None:
+        """With a trusted snapshot: one replay with every change since the snapshot in the live used chunks
+        reverted to the snapshot's text (`snapshot`). If that undoes the event, the changes are the round's
+        causal set and the chunks that hold them its verdict (after `_needed` keeps those the event needs);
+        if not, one document's changes may still undo it alone (`_revert_alone`); failing that (or with nothing
+        changed), the event does not come from the corpus's changes and the round ends `unchanged`,
+        reporting nothing: the snapshot is the analyst's trusted ground, so masking inside it would only
+        find text that was always there."""
+        if self.snapshot is None:
+            return None
+        recs = [replace(self.record(i, h.local), replacement=h.trusted) for i in self._used_live()
+                for h in self.snapshot.hunks(self.trace, i)
+                if not any(a < h.local[1] and h.local[0] < b for a, b in self._local_masks(i))]
+        if recs and not self.test("revert", recs).success:
+            recs = self._revert_alone(recs)
+        if not recs:
+            return UNCHANGED_PATH, [], []
+        needed = self._needed(recs)
+        return REVERT_PATH, list(dict.fromkeys(r.hit for r in needed)), needed
+
+    def _revert_alone(self, recs: list[SpanRecord]) -> list[SpanRecord]:
+        """After a joint revert that left the event in place: the changes of one unit (`_alone_units`)
+        that undo it alone, or none. A snapshot older than the incident predates legitimate updates too;
+        reverting one that the right answer rests on (a fact corrected since) can keep the answer wrong
+        although the poison is gone. The units are tried most changed first (the share of their used chunks'
+        text that differs from the snapshot: a planted passage or a perturbed copy changes much, an update a
+        sentence), at most `revert_alone` of them, one replay each."""
+        units = self._alone_units(recs)
+        for g in sorted(units, key=self._changed_share, reverse=True)[: self.b.revert_alone]:
+            if self.test("revert_alone", g).success:
+                return g
+        return []
+
+    def _alone_units(self, recs: list[SpanRecord]) -> list[list[SpanRecord]]:
+        """What a failed joint revert tries alone: each changed document (`_documents`); with one changed
+        document, each kind of its changes (`CHANGE_KINDS`). One edit is of one kind (a planted passage
+        adds text, a perturbed copy writes over words, an update adds, cuts or fixes), so a document that
+        both the attack and an ordinary edit changed since the snapshot mostly holds two kinds: a perturbed
+        copy whose passage has since lost a sentence the snapshot still has. Fewer than two units: none
+        (the joint revert already was the one)."""
+        units = self._documents(recs)
+        if len(units) == 1:
+            units = [g for k in CHANGE_KINDS if (g := [r for r in recs if change_kind(r) == k])]
+        return units if len(units) > 1 else []
+
+    def _changed_share(self, group: list[SpanRecord]) -> float:
+        """The share of a document's used text that its changes since the snapshot cover (text lost counts
+        its snapshot length)."""
+        changed = sum(max(len(r.text), len(r.replacement or "")) for r in group)
+        return changed / max(sum(len(self.trace.hits[i].text) for i in {r.hit for r in group}), 1)
+
+    def _documents(self, recs: list[SpanRecord]) -> list[list[SpanRecord]]:
+        """The changes grouped by the document they are in, in rank order: a document is edited as a whole
+        (a perturbed copy replaces its passage, and may be split over two used chunks), so its changes are
+        kept or dropped together. A hit without a document id is a document of its own."""
+        def doc(r: SpanRecord) -> str:
+            return self.trace.hits[r.hit].doc_id or f"chunk:{r.chunk_id}"
+
+        return [[r for r in recs if doc(r) == d] for d in dict.fromkeys(doc(r) for r in recs)]
+
+    def _needed(self, recs: list[SpanRecord]) -> list[SpanRecord]:
+        """The changes the event needs. A snapshot older than the incident also holds benign edits made
+        since (a fixed typo, an added sentence); reverting them is harmless, but reporting them is not. The
+        changes that wrote the event's answer into the corpus are the prime suspects. Added text that states
+        it is a unit of its own (a planted passage, to its characters); a changed word that states it brings
+        every change of its document along (the other typos of a perturbed copy are the same attack). One
+        replay reverts only the suspects, and every other change goes when it holds, a benign edit inside a
+        poisoned chunk too. Failing that, or with no suspect, the unit is the document (`_documents`): all
+        changed documents stay when each wrote the answer (planted copies); when some did, one replay
+        reverts only theirs; else each document's changes are dropped in turn, lowest-ranked first, while
+        the event stays undone (`_prune`). One changed document and no answer-stating addition: no replay."""
+        wrote = [r for r in recs if contains_norm(r.text, self._anchor)]
+        groups = self._documents(recs)
+        perturbed = [g for g in groups if any(r in wrote and r.replacement for r in g)]
+        units = [r for r in recs if any(r in g for g in perturbed) or (r in wrote and r.replacement == "")]
+        if units and len(units) < len(recs) and self.test("prune", units).success:
+            return units
+        suspects = [g for g in groups if any(r in wrote for r in g)]
+        if len(groups) < 2 or len(suspects) == len(groups):
+            return recs
+        if suspects and self.test("prune", [r for g in suspects for r in g]).success:
+            return [r for g in suspects for r in g]
+        return [r for g in self._prune(groups) for r in g]
+
+    def _prune(self, groups: list[list[SpanRecord]]) -> list[list[SpanRecord]]:
+        """Drop, lowest-ranked first, every group of masks (one chunk's or one document's) that the
+        successful joint test does not need: one replay per group."""
+        kept = list(groups)
+        for g in sorted(groups, key=lambda g: -g[0].rank):
+            trial = [x for x in kept if x is not g]
+            if trial and self.test("prune", [r for x in trial for r in x]).success:
+                kept = trial
+        return kept
