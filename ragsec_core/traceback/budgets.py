@@ -40,7 +40,7 @@ class Budgets:
     # the drop from the unmasked log-probability.
     baseline_replay: bool = False
     # With a trusted snapshot (`Pass1._revert`): when reverting every change since the snapshot leaves the
-    # event in place and two or more documents changed, up to this many documents are reverted alone, the
-    # most changed first (one replay each), since a legitimate update made since the snapshot can be what
-    # the joint revert breaks. 0: the joint revert decides alone.
+    # event in place, up to this many units are reverted alone, the most changed first (one replay each):
+    # the changed documents, or with one, its kinds of change (`revert.CHANGE_KINDS`), since a legitimate
+    # update made since the snapshot can be what the joint revert breaks. 0: the joint revert decides alone.
     revert_alone: int = 2
