@@ -38,7 +38,8 @@ from ragsec_core.traceback.evidence import Evidence, LiveEvidence
 from ragsec_core.traceback.options import DEFAULT_OBJECTIVE, OBJECTIVES
 from ragsec_core.traceback.result import Round, SpanRecord, Test, TracebackResult
 from ragsec_core.traceback.revert import Revert
-from ragsec_core.traceback.search import Found, Outcome, Search
+from ragsec_core.traceback.search import Search
+from ragsec_core.traceback.session import Found, Outcome
 from ragsec_core.traceback.snapshot import Snapshot
 
 

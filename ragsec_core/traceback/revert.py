@@ -8,15 +8,12 @@ the session's state (as `search.Search` is); kept apart so that the revert reads
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import replace
 
-from ragsec_core.data.spans import Span
-from ragsec_core.data.trace import Trace, contains_norm
+from ragsec_core.data.trace import contains_norm
 from ragsec_core.traceback.boundary import REVERT_PATH, UNCHANGED_PATH
-from ragsec_core.traceback.budgets import Budgets
 from ragsec_core.traceback.result import SpanRecord
-from ragsec_core.traceback.search import Found, Outcome
+from ragsec_core.traceback.session import Found, Session
 from ragsec_core.traceback.snapshot import Snapshot
 
 # What a change is, read from the live text: text the snapshot lacks (`added`: the revert deletes it), text the
@@ -31,25 +28,10 @@ def change_kind(change: SpanRecord) -> str:
     return "cut" if not change.text else "rewritten"
 
 
-class Revert:
-    """The revert stages; `Pass1` provides the state and the replays declared here."""
+class Revert(Session):
+    """The revert stages; `Pass1` provides the state and the replays declared in `Session`."""
 
-    trace: Trace
-    b: Budgets
     snapshot: Snapshot | None
-    _anchor: str
-
-    def test(self, stage: str, spans: list[SpanRecord]) -> Outcome:
-        raise NotImplementedError
-
-    def record(self, hit: int, local: Span) -> SpanRecord:
-        raise NotImplementedError
-
-    def _local_masks(self, hit: int, masks: Sequence[Span] | None = None) -> list[Span]:
-        raise NotImplementedError
-
-    def _used_live(self) -> list[int]:
-        raise NotImplementedError
 
     def _revert(self) -> Found | None:
         """With a trusted snapshot: one replay with every change since the snapshot in the live used chunks

@@ -10,49 +10,22 @@ apart so that each stage of Pass-1 reads on its own page.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from ragsec_core.data.spans import Span, bisect_minimal, candidate_spans, rank_sentences
-from ragsec_core.data.trace import Trace, contains_norm
+from ragsec_core.data.trace import contains_norm
 from ragsec_core.traceback import untargeted
 from ragsec_core.traceback.boundary import attribute_hit
-from ragsec_core.traceback.budgets import Budgets
 from ragsec_core.traceback.evidence import Evidence
 from ragsec_core.traceback.result import SpanRecord
-
-Found = tuple[str, list[int], list[SpanRecord]]  # (path, the hits the replays implicated, the causal masks)
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """One replay's verdict: its answer, the influence drop, and whether the event is undone."""
-
-    answer: str
-    influence: float
-    success: bool
+from ragsec_core.traceback.session import Found, Outcome, Session
 
 
-class Search:
-    """The search stages; `Pass1` provides the state and the replays declared here."""
+class Search(Session):
+    """The search stages; `Pass1` provides the state and the replays declared here and in `Session`."""
 
-    trace: Trace
-    b: Budgets
     objective: str
     masks: list[Span]
-    _anchor: str
     _verdict: dict[int, bool | None]
-
-    def test(self, stage: str, spans: list[SpanRecord]) -> Outcome:
-        raise NotImplementedError
-
-    def record(self, hit: int, local: Span) -> SpanRecord:
-        raise NotImplementedError
-
-    def _local_masks(self, hit: int, masks: Sequence[Span] | None = None) -> list[Span]:
-        raise NotImplementedError
-
-    def _used_live(self) -> list[int]:
-        raise NotImplementedError
 
     def _prefetch(self, candidates: Sequence[list[SpanRecord]]) -> None:
         raise NotImplementedError

@@ -1,0 +1,47 @@
+"""What Pass-1's stage mixins read of the session (`ragcharacter.Pass1`): its state and its replays.
+
+The revert (`revert.Revert`) and the search (`search.Search`) each keep their stages on a page of their
+own; `Pass1` holds the trace, the budgets, the cumulative masks and the replay engine, and implements the
+methods declared here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ragsec_core.data.spans import Span
+from ragsec_core.data.trace import Trace
+from ragsec_core.traceback.budgets import Budgets
+from ragsec_core.traceback.result import SpanRecord
+
+Found = tuple[str, list[int], list[SpanRecord]]  # (path, the hits the replays implicated, the causal masks)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One replay's verdict: its answer, the influence drop, and whether the event is undone."""
+
+    answer: str
+    influence: float
+    success: bool
+
+
+class Session:
+    """The state and replays a stage reads; `Pass1` provides them."""
+
+    trace: Trace
+    b: Budgets
+    _anchor: str
+
+    def test(self, stage: str, spans: list[SpanRecord]) -> Outcome:
+        raise NotImplementedError
+
+    def record(self, hit: int, local: Span) -> SpanRecord:
+        raise NotImplementedError
+
+    def _local_masks(self, hit: int, masks: Sequence[Span] | None = None) -> list[Span]:
+        raise NotImplementedError
+
+    def _used_live(self) -> list[int]:
+        raise NotImplementedError
