@@ -14,7 +14,7 @@ from ragsec_core.traceback.budgets import Budgets
 from ragsec_core.traceback.metrics import char_scores
 from ragsec_core.traceback.ragcharacter import run_pass1
 from ragsec_core.traceback.remediate import remediate, remediation_spans
-from ragsec_core.traceback.result import Round, TracebackResult
+from ragsec_core.traceback.result import Round, SpanRecord, TracebackResult
 from ragsec_core.traceback.revert import change_kind
 from ragsec_core.traceback.snapshot import Hunk, Snapshot, changed_sentences, diff_hunks
 from ragsec_core.views.report import report_html
@@ -322,6 +322,25 @@ def test_a_legitimate_update_since_the_snapshot_does_not_hide_the_poison(llm, em
     assert [r.path for r in joint.rounds] == ["unchanged"] and joint.attribution == [] and joint.model_calls == 1
 
 
+def test_a_change_is_whole_sentences_added_or_cut_or_words_changed_inside_sentences() -> None:
+    """Added or lost text counts as sentences only between the chunk's sentences and whole itself: a
+    perturbed copy's inserted or dropped words stay word changes, as its typos are."""
+    chunk = "The song was recorded by Elvis in 1961. It topped the charts.[2] Critics praised it."
+
+    def kind(local: tuple[int, int], replacement: str) -> str:
+        a, b = local
+        return change_kind(chunk, SpanRecord(0, "c#0", 1, [a, b], [a, b], chunk[a:b], replacement))
+
+    second = chunk.index("It topped")
+    assert kind((second, chunk.index("Critics")), "") == "added"  # a whole sentence the snapshot lacks
+    assert kind((chunk.index("in 1961"), chunk.index("in 1961") + 8), "") == "words"  # words inside a sentence
+    assert kind((len(chunk), len(chunk)), " Its B-side was a ballad.") == "cut"  # a sentence lost at the end
+    assert kind((second, second), "It was written in a week. ") == "cut"
+    assert kind((second, second), "and his band ") == "words"  # not a whole sentence
+    assert kind((chunk.index("Elvis"), chunk.index("Elvis")), "the young ") == "words"  # inside a sentence
+    assert kind((chunk.index("recorded"), chunk.index("recorded") + 9), "recoded ") == "words"
+
+
 def test_a_sentence_cut_from_the_poisoned_passage_since_the_snapshot_does_not_hide_the_poison(llm, embedder) -> None:
     """One changed document, two edits: the perturbed copy's typos, and a sentence the passage lost since the
     snapshot (the old hostname, cut when the SIEM moved). The joint revert puts the outdated sentence back
@@ -337,9 +356,9 @@ def test_a_sentence_cut_from_the_poisoned_passage_since_the_snapshot_does_not_hi
     cut = "Until March, analysts reached the Northwind SIEM at siem-legacy.northwind.example."
     stale = Snapshot("old", {"siem": f"{CLEAN} {cut}", **{d.id: d.text for d in OTHERS}})
     res = run_pass1(llm, trace, "LOST", "restore", snapshot=stale)
-    tried = [(t.stage, sorted({change_kind(s) for s in t.spans}), t.success) for t in res.tests]
-    assert tried == [("revert", ["cut", "rewritten"], False), ("revert_alone", ["cut"], False),
-                     ("revert_alone", ["rewritten"], True), ("final", [], True)], tried
+    tried = [(t.stage, sorted({change_kind(trace.hits[s.hit].text, s) for s in t.spans}), t.success) for t in res.tests]
+    assert tried == [("revert", ["cut", "words"], False), ("revert_alone", ["cut"], False),
+                     ("revert_alone", ["words"], True), ("final", [], True)], tried
     assert res.resolved and {trace.hits[c.hit].doc_id for c in res.causal} == {"siem"}
     assert not any(cut in (c.replacement or "") for c in res.causal)
     scores = char_scores([tuple(a.prompt) for a in res.attribution], gold_spans(trace))
