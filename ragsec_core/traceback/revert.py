@@ -50,7 +50,7 @@ class Revert(Session):
         """With a trusted snapshot: one replay with every change since the snapshot in the live used chunks
         reverted to the snapshot's text (`snapshot`). If that undoes the event, the changes are the round's
         causal set and the chunks that hold them its verdict (after `_needed` keeps those the event needs);
-        if not, one document's changes may still undo it alone (`_revert_alone`); failing that (or with nothing
+        if not, one document's changes of one kind may still undo it alone (`_revert_alone`); failing that (or with nothing
         changed), the event does not come from the corpus's changes and the round ends `unchanged`,
         reporting nothing: the snapshot is the analyst's trusted ground, so masking inside it would only
         find text that was always there."""
@@ -67,8 +67,8 @@ class Revert(Session):
         return REVERT_PATH, list(dict.fromkeys(r.hit for r in needed)), needed
 
     def _revert_alone(self, recs: list[SpanRecord]) -> list[SpanRecord]:
-        """After a joint revert that left the event in place: the changes of one unit (`_alone_units`)
-        that undo it alone, or none. A snapshot older than the incident predates legitimate updates too;
+        """After a joint revert that left the event in place: the changes of one unit (`_alone_units`: one
+        document's changes of one kind) that undo it alone, or none. A snapshot older than the incident predates legitimate updates too;
         reverting one that the right answer rests on (a fact corrected since) can keep the answer wrong
         although the poison is gone. The units are tried most changed first (the share of their used chunks'
         text that differs from the snapshot: a planted passage or a perturbed copy changes much, an update a
@@ -80,16 +80,15 @@ class Revert(Session):
         return []
 
     def _alone_units(self, recs: list[SpanRecord]) -> list[list[SpanRecord]]:
-        """What a failed joint revert tries alone: each changed document (`_documents`); with one changed
-        document, each kind of its changes (`CHANGE_KINDS`). An edit adds sentences, cuts sentences or
-        changes words (a perturbed copy changes words; an update adds a sentence, cuts one or fixes a
+        """What a failed joint revert tries alone: each changed document's changes of one kind
+        (`_documents`, `CHANGE_KINDS`). An edit is made to one document and adds sentences, cuts sentences
+        or changes words (a perturbed copy changes words; an update adds a sentence, cuts one or fixes a
         typo), so a document that both the attack and an ordinary edit changed since the snapshot often
         holds two kinds: a perturbed copy whose passage has since lost a sentence the snapshot still has.
         Fewer than two units: none (the joint revert already was the one)."""
-        units = self._documents(recs)
-        if len(units) == 1:
-            chunk = {r.hit: self.trace.hits[r.hit].text for r in recs}
-            units = [g for k in CHANGE_KINDS if (g := [r for r in recs if change_kind(chunk[r.hit], r) == k])]
+        chunk = {r.hit: self.trace.hits[r.hit].text for r in recs}
+        units = [g for doc in self._documents(recs) for k in CHANGE_KINDS
+                 if (g := [r for r in doc if change_kind(chunk[r.hit], r) == k])]
         return units if len(units) > 1 else []
 
     def _changed_share(self, group: list[SpanRecord]) -> float:
