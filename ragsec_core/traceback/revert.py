@@ -50,10 +50,10 @@ class Revert(Session):
         """With a trusted snapshot: one replay with every change since the snapshot in the live used chunks
         reverted to the snapshot's text (`snapshot`). If that undoes the event, the changes are the round's
         causal set and the chunks that hold them its verdict (after `_needed` keeps those the event needs);
-        if not, one document's changes of one kind may still undo it alone (`_revert_alone`); failing that (or with nothing
-        changed), the event does not come from the corpus's changes and the round ends `unchanged`,
-        reporting nothing: the snapshot is the analyst's trusted ground, so masking inside it would only
-        find text that was always there."""
+        if not, one document's changes of one kind may still undo it alone (`_revert_alone`); failing that
+        (or with nothing changed), the event does not come from the corpus's changes and the round ends
+        `unchanged`, reporting nothing: the snapshot is the analyst's trusted ground, so masking inside it
+        would only find text that was always there."""
         if self.snapshot is None:
             return None
         recs = [replace(self.record(i, h.local), replacement=h.trusted) for i in self._used_live()
@@ -68,11 +68,11 @@ class Revert(Session):
 
     def _revert_alone(self, recs: list[SpanRecord]) -> list[SpanRecord]:
         """After a joint revert that left the event in place: the changes of one unit (`_alone_units`: one
-        document's changes of one kind) that undo it alone, or none. A snapshot older than the incident predates legitimate updates too;
-        reverting one that the right answer rests on (a fact corrected since) can keep the answer wrong
-        although the poison is gone. The units are tried most changed first (the share of their used chunks'
-        text that differs from the snapshot: a planted passage or a perturbed copy changes much, an update a
-        sentence), at most `revert_alone` of them, one replay each."""
+        document's changes of one kind) that undo it alone, or none. A snapshot older than the incident
+        predates legitimate updates too; reverting one that the right answer rests on (a fact corrected
+        since) can keep the answer wrong although the poison is gone. The units are tried most changed first
+        (`_changed_share`: a planted passage or a perturbed copy changes much, an update a sentence), at
+        most `revert_alone` of them, one replay each."""
         units = self._alone_units(recs)
         for g in sorted(units, key=self._changed_share, reverse=True)[: self.b.revert_alone]:
             if self.test("revert_alone", g).success:
@@ -92,15 +92,15 @@ class Revert(Session):
         return units if len(units) > 1 else []
 
     def _changed_share(self, group: list[SpanRecord]) -> float:
-        """The share of a document's used text that its changes since the snapshot cover (text lost counts
-        its snapshot length)."""
+        """The share of the used text of a unit's chunks that its changes since the snapshot cover (text lost
+        counts its snapshot length)."""
         changed = sum(max(len(r.text), len(r.replacement or "")) for r in group)
         return changed / max(sum(len(self.trace.hits[i].text) for i in {r.hit for r in group}), 1)
 
     def _documents(self, recs: list[SpanRecord]) -> list[list[SpanRecord]]:
         """The changes grouped by the document they are in, in rank order: a document is edited as a whole
-        (a perturbed copy replaces its passage, and may be split over two used chunks), so its changes are
-        kept or dropped together. A hit without a document id is a document of its own."""
+        (a perturbed copy replaces its passage, and may be split over two used chunks), so pruning keeps or
+        drops its changes together. A hit without a document id is a document of its own."""
         def doc(r: SpanRecord) -> str:
             return self.trace.hits[r.hit].doc_id or f"chunk:{r.chunk_id}"
 
