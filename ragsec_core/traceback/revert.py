@@ -129,13 +129,3 @@ class Revert(Session):
         if suspects and self.test("prune", [r for g in suspects for r in g]).success:
             return [r for g in suspects for r in g]
         return [r for g in self._prune(groups) for r in g]
-
-    def _prune(self, groups: list[list[SpanRecord]]) -> list[list[SpanRecord]]:
-        """Drop, lowest-ranked first, every group of masks (one chunk's or one document's) that the
-        successful joint test does not need: one replay per group."""
-        kept = list(groups)
-        for g in sorted(groups, key=lambda g: -g[0].rank):
-            trial = [x for x in kept if x is not g]
-            if trial and self.test("prune", [r for x in trial for r in x]).success:
-                kept = trial
-        return kept

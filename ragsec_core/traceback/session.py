@@ -1,4 +1,4 @@
-"""What Pass-1's stage mixins read of the session (`ragcharacter.Pass1`): its state and its replays.
+"""What Pass-1's stage mixins share of the session (`ragcharacter.Pass1`): state, replays, pruning.
 
 The revert (`revert.Revert`) and the search (`search.Search`) each keep their stages on a page of their
 own; `Pass1` holds the trace, the budgets, the cumulative masks and the replay engine, and implements the
@@ -28,7 +28,7 @@ class Outcome:
 
 
 class Session:
-    """The state and replays a stage reads; `Pass1` provides them."""
+    """The state and replays a stage reads (`Pass1` provides them), and the pruning both paths share."""
 
     trace: Trace
     b: Budgets
@@ -45,3 +45,14 @@ class Session:
 
     def _used_live(self) -> list[int]:
         raise NotImplementedError
+
+    def _prune(self, groups: list[list[SpanRecord]]) -> list[list[SpanRecord]]:
+        """Drop, lowest-ranked first, every group of masks (one chunk's, in the masking path's causal set, or
+        one document's changes, in the revert's) that the successful joint test does not need: one replay
+        per group."""
+        kept = list(groups)
+        for g in sorted(groups, key=lambda g: -g[0].rank):
+            trial = [x for x in kept if x is not g]
+            if trial and self.test("prune", [r for x in trial for r in x]).success:
+                kept = trial
+        return kept
