@@ -64,8 +64,11 @@ CITATION_MARKER = r"\[\w{1,4}\]"
 # An editor's inline tag of Wikipedia-style text ("[citation needed]", "[when?]"): like a marker, it closes
 # the sentence it follows and states nothing.
 EDITOR_TAG = r"\[[a-z][a-z ]{1,30}(?:needed|\?)\]"
-# Text that closes a sentence: a full stop, "!" or "?", closing quotes or brackets, then any markers and tags.
-CLOSES_SENTENCE = re.compile(r"[.!?][\"'”’)\]]*(?:" + CITATION_MARKER + "|" + EDITOR_TAG + r")*$")
+# What may follow a sentence's closing mark at the end of a text: closing quotes or brackets, then any
+# markers and tags (".[18]", ".[citation needed]")
+AFTER_CLOSE = r"[\"'”’)\]]*(?:" + CITATION_MARKER + "|" + EDITOR_TAG + r")*$"
+# Text that closes a sentence: a full stop, "!" or "?", then what may follow it.
+CLOSES_SENTENCE = re.compile(r"[.!?]" + AFTER_CLOSE)
 
 
 # Words that open an English clause besides the stopwords' articles, pronouns and prepositions: capitalised

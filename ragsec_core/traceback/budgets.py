@@ -41,6 +41,6 @@ class Budgets:
     baseline_replay: bool = False
     # With a trusted snapshot (`Pass1._revert`): when reverting every change since the snapshot leaves the
     # event in place, up to this many units are reverted alone, the most changed first (one replay each):
-    # the changed documents, or with one, its kinds of change (`revert.CHANGE_KINDS`), since a legitimate
-    # update made since the snapshot can be what the joint revert breaks. 0: the joint revert decides alone.
+    # one document's changes of one kind (`revert.CHANGE_KINDS`), since a legitimate update made since the
+    # snapshot can be what the joint revert breaks. 0: the joint revert decides alone.
     revert_alone: int = 2

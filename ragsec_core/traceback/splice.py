@@ -16,9 +16,8 @@ import re
 from dataclasses import dataclass
 
 from ragsec_core._util.text import (
-    CITATION_MARKER,
+    AFTER_CLOSE,
     CLAUSE_OPENERS,
-    EDITOR_TAG,
     REFERRING_OPENERS,
     STOPWORDS,
     tokenize,
@@ -38,7 +37,7 @@ SALAD_FUNCTION_SHARE = 0.05
 SALAD_RUN_WORDS = 16  # words without a function word or a comma that make a salad run inside a sentence
 SALAD_REACH = 3  # sentences after the claim block within which a salad run still belongs to it
 # a sentence end, also before citation markers and editor's tags (".[18]", ".[citation needed]")
-_SENTENCE_END = re.compile(r"[.!?:;][\"'”’)\]]*(?:" + CITATION_MARKER + "|" + EDITOR_TAG + r")*$")
+_SENTENCE_END = re.compile(r"[.!?:;]" + AFTER_CLOSE)
 _GAP_END = re.compile(r"[.!?]")
 _CLAUSE_MARK = re.compile(r"[.!?,;:()\"“”]")  # punctuation of written clauses, which keyword salad lacks
 
