@@ -90,8 +90,7 @@ def text_verdict(trace: Trace, anchor: str) -> dict[int, bool | None]:
     """What the text alone says of each used chunk that holds the event string: True, it states it as a
     query-targeted claim (`splice.query_targeted`), so it is reported whatever the replays say; False,
     it reads as a benign mention and a chunk ranked above it holds such a claim (that claim explains the
-    event), so it is not reported even if a fragile model needed it, unless the replays refute that premise
-    (`refuted`); None, the replays decide."""
+    event), so it is not reported even if a fragile model needed it; None, the replays decide."""
     holders = [i for i in trace.used if contains_norm(trace.hits[i].text, anchor)]
     shaped = {i: query_targeted(trace.hits[i].text, anchor, trace.query) for i in holders}
     best = min((trace.hits[i].rank for i in holders if shaped[i]), default=None)
@@ -101,32 +100,18 @@ def text_verdict(trace: Trace, anchor: str) -> dict[int, bool | None]:
 
 def implicated(trace: Trace, rnd: Round, reported: set[int]) -> list[int]:
     """The chunks a round reports: the replays' verdict (the chunks whose masks the event needed and those
-    that restored it alone), less the holders the text rules out (unless the replays refuted that,
-    `refuted`), plus every holder the text reports (a further planted copy, which a fragile model may not
-    need) (`text_verdict`) and every holder the text leaves undecided that states the event on its own
-    (`Round.alone`: a copy without bait). Without any query-targeted claim, a holder that the joint mask
-    merely covered is dropped."""
+    that restored it alone), less the holders the text rules out, plus every holder the text reports (a
+    further planted copy, which a fragile model may not need) (`text_verdict`) and every holder the text
+    leaves undecided that states the event on its own (`Round.alone`: a copy without bait). Without any
+    query-targeted claim, a holder that the joint mask merely covered is dropped."""
     text = text_verdict(trace, rnd.anchor)
-    kept = refuted(rnd, text)
-    hits = [h for h in verdict(rnd) if h not in reported and (text.get(h) is not False or h in kept)]
+    hits = [h for h in verdict(rnd) if h not in reported and text.get(h) is not False]
     if rnd.path == "fast_path_multi" and not any(text.values()):
         needed = {r.hit for r in rnd.causal}
         hits = [h for h in hits if h in needed]
     alone = set(rnd.alone) if rnd.path in ALONE_PATHS else set()
     copies = [i for i, v in text.items() if (v or (v is None and i in alone)) and i not in hits and i not in reported]
     return hits + copies
-
-
-def refuted(rnd: Round, text: dict[int, bool | None]) -> set[int]:
-    """The holders the text rules out that the round's replays showed the event needs. The ruling-out
-    rests on a premise, that the marked claim ranked above explains the event; after a successful joint
-    mask, one replay masks only the marked holders (`Pass1._causal_set`), and when that fails the causal
-    set keeps every holder: the marked claims do not explain the event alone. Then the others are part of
-    the joint cause, most often further copies whose sentences carry no bait (five copies of one claim, one
-    of them restating the question), and are reported like any holder the replays implicate."""
-    if rnd.path != "fast_path_multi":
-        return set()
-    return {r.hit for r in rnd.causal if text.get(r.hit) is False}
 
 
 def reported_hits(trace: Trace, rnd: Round, reported: set[int]) -> list[int]:
