@@ -19,7 +19,7 @@ from ragsec_core.data.trace import Trace, contains_norm
 from ragsec_core.traceback.cohesion import extend
 from ragsec_core.traceback.evidence import Evidence
 from ragsec_core.traceback.misspelling import grow
-from ragsec_core.traceback.premise import reach_back
+from ragsec_core.traceback.premise import reach_back, set_up_before_claim
 from ragsec_core.traceback.result import Round, SpanRecord, TracebackResult
 from ragsec_core.traceback.snapshot import changed_sentences
 from ragsec_core.traceback.splice import query_targeted, region
@@ -90,7 +90,8 @@ def text_verdict(trace: Trace, anchor: str) -> dict[int, bool | None]:
     """What the text alone says of each used chunk that holds the event string: True, it states it as a
     query-targeted claim (`splice.query_targeted`), so it is reported whatever the replays say; False,
     it reads as a benign mention and a chunk ranked above it holds such a claim (that claim explains the
-    event), so it is not reported even if a fragile model needed it; None, the replays decide."""
+    event), so it is not reported even if a fragile model needed it (unless the replays refute that and the
+    premise reading marks it: `refuted_copies`); None, the replays decide."""
     holders = [i for i in trace.used if contains_norm(trace.hits[i].text, anchor)]
     shaped = {i: query_targeted(trace.hits[i].text, anchor, trace.query) for i in holders}
     best = min((trace.hits[i].rank for i in holders if shaped[i]), default=None)
@@ -122,9 +123,26 @@ def reported_hits(trace: Trace, rnd: Round, reported: set[int]) -> list[int]:
     return implicated(trace, rnd, reported)
 
 
+def refuted_copies(trace: Trace, rnd: Round, reported: set[int], evidence: Evidence) -> list[int]:
+    """Holders the text rules out (`text_verdict` False) that a joint-mask round reports after all, because two
+    independent readings agree that they are copies. The replays: after the joint mask, masking only the
+    marked holders left the event (`Pass1._causal_set` then keeps every holder), which refutes the premise of
+    the ruling-out, that the marked claim above explains the event. The local LM: a sentence before the
+    holder's claim reads better after the attack's premise than in place (`premise.set_up_before_claim`),
+    as a copy's set-up does and a benign passage's text does not. At P = 5 these are the copies whose
+    sentences carry no bait below one that restates the question; a benign passage that the event needs as
+    much as a copy (NQ q30's on mitochondria) fails the reading and stays out."""
+    if rnd.path != "fast_path_multi":
+        return []
+    text = text_verdict(trace, rnd.anchor)
+    return [r.hit for r in rnd.causal if text.get(r.hit) is False and r.hit not in reported
+            and set_up_before_claim(trace, r.hit, rnd.anchor, evidence)]
+
+
 def attribute_rounds(trace: Trace, result: TracebackResult, evidence: Evidence | None = None) -> list[list[SpanRecord]]:
     """Each round's reported spans, drawn with this module's rule from the logged evidence: the chunks the
-    replays implicated (and textual copies, `implicated`) that no earlier round reported, each one's span
+    replays implicated (and textual copies, `implicated`; copies the text ruled out that the replays and the
+    premise reading implicate, `refuted_copies`) that no earlier round reported, each one's span
     drawn around its claim. Pass-1 stores these as the rounds' attribution, reading with the model
     (`evidence`); `--rescore` redraws them from the result's stored readings (the default)."""
     evidence = Evidence(result.cohesion) if evidence is None else evidence
@@ -134,6 +152,7 @@ def attribute_rounds(trace: Trace, result: TracebackResult, evidence: Evidence |
     for rnd in result.rounds:
         causal = {r.hit: (r.local[0], r.local[1]) for r in rnd.causal}
         hits = reported_hits(trace, rnd, reported)
+        hits += [h for h in refuted_copies(trace, rnd, reported, evidence) if h not in hits]
         if rnd.path in WHOLE_CHUNK_PATHS:
             spans = [span_record(trace, h, (0, len(trace.hits[h].text))) for h in hits]
         elif rnd.path == REVERT_PATH:

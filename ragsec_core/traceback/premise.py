@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from ragsec_core._util.text import word_spans
 from ragsec_core.data.spans import Span, sentence_spans
-from ragsec_core.data.trace import Trace
+from ragsec_core.data.trace import Trace, contains_norm
 from ragsec_core.traceback.cohesion import MIN_HOST_WORDS
 from ragsec_core.traceback.evidence import Evidence
 from ragsec_core.traceback.splice import marked_start
@@ -48,3 +48,16 @@ def reach_back(trace: Trace, hit: int, block: Span, anchor: str, evidence: Evide
         return block
     before = [s for s in sentence_spans(text) if s[1] <= block[0]][-PREMISE_REACH:]
     return next((s[0] for s in before if written_for_premise(trace, hit, s, anchor, evidence)), block[0]), block[1]
+
+
+def set_up_before_claim(trace: Trace, hit: int, anchor: str, evidence: Evidence) -> bool:
+    """One of the `PREMISE_REACH` sentences before the chunk's first sentence that states `anchor` was written
+    for the premise: the chunk holds a claim with its set-up, as a planted copy does. Only the sentences
+    *before* the claim are read: the claim states the answer that the premise names, so it reads better after
+    any premise, a benign mention too."""
+    text = trace.hits[hit].text
+    sentences = sentence_spans(text)
+    claim = next((k for k, (a, b) in enumerate(sentences) if contains_norm(text[a:b], anchor)), None)
+    if claim is None:
+        return False
+    return any(written_for_premise(trace, hit, s, anchor, evidence) for s in sentences[max(0, claim - PREMISE_REACH) : claim])
