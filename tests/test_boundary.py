@@ -1,8 +1,8 @@
 """The attribution boundary's use of Pass-1's logged replays, on hand-built results (no model): which
 holders a round reports."""
 
-from ragsec_core.data.trace import Labels, PromptSpan, Trace, TraceHit, compute_signals, new_trace_id, now_iso
 from ragsec_core.data.spans import sentence_spans
+from ragsec_core.data.trace import Labels, PromptSpan, Trace, TraceHit, compute_signals, new_trace_id, now_iso
 from ragsec_core.traceback.boundary import ALONE_PATHS, attribute_rounds, implicated, refuted_copies, seed_span, text_verdict
 from ragsec_core.traceback.evidence import Evidence
 from ragsec_core.traceback.result import Reading, Round, SpanRecord, TracebackResult
