@@ -14,7 +14,7 @@ takes in the sentences between (planted text is contiguous).
 The earliest, not a walk back that stops at the first failure: a second set-up sentence, read in place,
 follows the first, its own text, and reads well there. A sentence with fewer than `MIN_HOST_WORDS` words
 of chunk before it has no host story to be read in, and is not tested. A block that opens on bait or
-salad is marked by the attack itself, and its start stays textual. Measured in the README (issue 17).
+salad is marked by the attack itself, and its start stays textual. Measured in docs/boundary.md (issue 17).
 """
 
 from __future__ import annotations
