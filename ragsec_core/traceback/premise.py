@@ -43,11 +43,10 @@ def written_for_premise(trace: Trace, hit: int, sentence: Span, anchor: str, evi
 def reach_back(trace: Trace, hit: int, block: Span, anchor: str, evidence: Evidence) -> Span:
     """The block started at the earliest of the `PREMISE_REACH` sentences before it that was written for the
     premise, when the block opens unmarked; otherwise unchanged."""
-    text = trace.hits[hit].text
-    if marked_start(text, block[0], trace.query):
+    if marked_start(trace.hits[hit].text, block[0], trace.query):
         return block
-    before = [s for s in sentence_spans(text) if s[1] <= block[0]][-PREMISE_REACH:]
-    return next((s[0] for s in before if written_for_premise(trace, hit, s, anchor, evidence)), block[0]), block[1]
+    set_up = _earliest_set_up(trace, hit, block[0], anchor, evidence)
+    return (set_up[0] if set_up else block[0]), block[1]
 
 
 def set_up_before_claim(trace: Trace, hit: int, anchor: str, evidence: Evidence) -> bool:
@@ -56,8 +55,12 @@ def set_up_before_claim(trace: Trace, hit: int, anchor: str, evidence: Evidence)
     *before* the claim are read: the claim states the answer that the premise names, so it reads better after
     any premise, a benign mention too."""
     text = trace.hits[hit].text
-    sentences = sentence_spans(text)
-    claim = next((k for k, (a, b) in enumerate(sentences) if contains_norm(text[a:b], anchor)), None)
-    if claim is None:
-        return False
-    return any(written_for_premise(trace, hit, s, anchor, evidence) for s in sentences[max(0, claim - PREMISE_REACH) : claim])
+    claim = next((a for a, b in sentence_spans(text) if contains_norm(text[a:b], anchor)), None)
+    return claim is not None and _earliest_set_up(trace, hit, claim, anchor, evidence) is not None
+
+
+def _earliest_set_up(trace: Trace, hit: int, start: int, anchor: str, evidence: Evidence) -> Span | None:
+    """The earliest of the `PREMISE_REACH` sentences that end before `start` written for the premise, read in
+    order and no further than the first that is (the readings a stored run logged are these)."""
+    before = [s for s in sentence_spans(trace.hits[hit].text) if s[1] <= start][-PREMISE_REACH:]
+    return next((s for s in before if written_for_premise(trace, hit, s, anchor, evidence)), None)
