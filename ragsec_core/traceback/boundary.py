@@ -4,7 +4,9 @@ Pass-1's replays decide *which* chunks the event needs (and the minimal causal s
 decides *how much* of each implicated chunk is reported: the textual rules draw the planted block around
 the claim (`splice.region`) and over a perturbed copy's misspelled sentences (`misspelling.grow`), and the
 local LM's readings grow it back over the set-up sentences written for the attack (`premise.reach_back`)
-and on over the sentences that continue it (`cohesion.extend`). It reads the trace, the finished Pass-1 result (each round's event anchor, causal spans,
+and on over the sentences that continue it (`cohesion.extend`); further copies of a claim that several
+reported holders state are found by their likeness to those (`copies`: MiniLM, deterministic and local,
+so it needs no logging). It reads the trace, the finished Pass-1 result (each round's event anchor, causal spans,
 earlier rounds' masks) and the readings; Pass-1 takes the readings with the model and logs them, so a
 benchmark that stored its traces and artifacts re-scores a new rule offline (`bench traceback --rescore
 DIR`) and the live run and the re-score agree by construction.
@@ -17,6 +19,7 @@ from collections.abc import Sequence
 from ragsec_core.data.spans import Span, attribution_span, merge, overlaps, trim
 from ragsec_core.data.trace import Trace, contains_norm
 from ragsec_core.traceback.cohesion import extend
+from ragsec_core.traceback.copies import alike_copies
 from ragsec_core.traceback.evidence import Evidence
 from ragsec_core.traceback.misspelling import grow
 from ragsec_core.traceback.premise import reach_back, set_up_before_claim
@@ -139,11 +142,20 @@ def refuted_copies(trace: Trace, rnd: Round, reported: set[int], evidence: Evide
             and set_up_before_claim(trace, r.hit, rnd.anchor, evidence)]
 
 
+def alike(trace: Trace, rnd: Round, hits: list[int], reported: set[int]) -> list[int]:
+    """Further copies of the claim of the round's reported holders (`copies.alike_copies`: the claim sentence
+    said again in other words), unless the round reports whole chunks or a revert (there the replays or the
+    snapshot, not the text, say what was planted)."""
+    if rnd.path in (*WHOLE_CHUNK_PATHS, REVERT_PATH, UNCHANGED_PATH):
+        return []
+    return alike_copies(trace, rnd.anchor, hits, reported)
+
+
 def attribute_rounds(trace: Trace, result: TracebackResult, evidence: Evidence | None = None) -> list[list[SpanRecord]]:
     """Each round's reported spans, drawn with this module's rule from the logged evidence: the chunks the
     replays implicated (and textual copies, `implicated`; copies the text ruled out that the replays and the
-    premise reading implicate, `refuted_copies`) that no earlier round reported, each one's span
-    drawn around its claim. Pass-1 stores these as the rounds' attribution, reading with the model
+    premise reading implicate, `refuted_copies`; copies that say what two or more of those say, `alike`)
+    that no earlier round reported, each one's span drawn around its claim. Pass-1 stores these as the rounds' attribution, reading with the model
     (`evidence`); `--rescore` redraws them from the result's stored readings (the default)."""
     evidence = Evidence(result.cohesion) if evidence is None else evidence
     out: list[list[SpanRecord]] = []
@@ -153,6 +165,7 @@ def attribute_rounds(trace: Trace, result: TracebackResult, evidence: Evidence |
         causal = {r.hit: (r.local[0], r.local[1]) for r in rnd.causal}
         hits = reported_hits(trace, rnd, reported)
         hits += [h for h in refuted_copies(trace, rnd, reported, evidence) if h not in hits]
+        hits += alike(trace, rnd, hits, reported)
         if rnd.path in WHOLE_CHUNK_PATHS:
             spans = [span_record(trace, h, (0, len(trace.hits[h].text))) for h in hits]
         elif rnd.path == REVERT_PATH:
