@@ -22,7 +22,7 @@ from ragsec_core.data.trace import TraceStore
 from ragsec_core.models.llm import LLM, load_llm
 from ragsec_core.models.options import DEFAULT_QUANTIZE
 from ragsec_core.rag import Pipeline, build_retriever
-from ragsec_core.retrieval.embed import Embedder
+from ragsec_core.retrieval.embed import Embedder, shared_embedder
 from ragsec_core.retrieval.hybrid import HybridRetriever
 from ragsec_core.traceback.snapshot import Snapshot
 from ragsec_core.views.guided import Scenario, scenarios
@@ -84,7 +84,8 @@ def get_llm(model: str | None = None, quantize: str = DEFAULT_QUANTIZE) -> LLM:
 
 @st.cache_resource(show_spinner=False)
 def get_embedder() -> Embedder:
-    return Embedder()
+    """The process's one MiniLM, which Pass-1's attribution boundary also reads (`traceback.copies`)."""
+    return shared_embedder()
 
 
 @st.cache_resource(show_spinner=False)

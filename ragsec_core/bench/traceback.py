@@ -43,7 +43,7 @@ from ragsec_core.data.trace import Labels, fires
 from ragsec_core.models.endpoint import EndpointLLM, config_from_flags
 from ragsec_core.models.llm import LLM, load_llm
 from ragsec_core.rag import Pipeline
-from ragsec_core.retrieval.embed import Embedder
+from ragsec_core.retrieval.embed import shared_embedder
 from ragsec_core.traceback.baselines import MethodContext, calibrate, check_access, get, parse_methods
 from ragsec_core.traceback.options import DEFAULT_OBJECTIVE
 from ragsec_core.traceback.snapshot import Snapshot
@@ -156,7 +156,7 @@ def open_worker(clean: Corpus, args: argparse.Namespace, ppl_threshold: float | 
     (drawn once, on the driver); else the clean corpus."""
     endpoint = config_from_flags(args)
     llm: LLM | EndpointLLM = EndpointLLM(endpoint) if endpoint else load_llm()
-    planted = PlantedCorpus.from_corpus(clean, Embedder(), args.index, args.index_build)
+    planted = PlantedCorpus.from_corpus(clean, shared_embedder(), args.index, args.index_build)
     snapshot = Snapshot.from_corpus(clean)
     return Worker(planted, method_context(args, llm, planted, ppl_threshold, stale or snapshot), args, snapshot)
 
@@ -291,7 +291,7 @@ def _driver(clean: Corpus, args: argparse.Namespace,
     if not args.ray:
         worker = open_worker(clean, args, None, stale)
         return worker, worker.planted, worker.ctx.ppl_threshold
-    planted = PlantedCorpus.from_corpus(clean, Embedder(), args.index, args.index_build)  # the actors only read it
+    planted = PlantedCorpus.from_corpus(clean, shared_embedder(), args.index, args.index_build)  # the actors only read it
     threshold = method_context(args, load_llm(), planted).ppl_threshold if "ppl" in args.methods.split(",") else None
     return None, planted, threshold
 

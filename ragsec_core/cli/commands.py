@@ -53,10 +53,10 @@ def _pipeline(corpus: Corpus, args: argparse.Namespace) -> Pipeline:
     """Model, embedder and index for `ask`, with a progress bar while chunks are embedded."""
     from ragsec_core.cli.corpora import progress_bar
     from ragsec_core.rag import Pipeline, build_retriever
-    from ragsec_core.retrieval.embed import Embedder
+    from ragsec_core.retrieval.embed import shared_embedder
 
     print("loading models ...", file=sys.stderr)
-    embedder = Embedder()  # the index before the LLM: a store that is down fails before the slow load
+    embedder = shared_embedder()  # the one Pass-1's boundary reads too; the index before the LLM: a store that is down fails before the slow load
     progress, close = progress_bar("indexing chunks", "chunk")  # reset for each phase: embedding, the upsert
     retriever = build_retriever(corpus, embedder, progress=progress, index=args.index, build_index=args.index_build)
     close()
