@@ -24,6 +24,7 @@ from ragsec_core._util.text import escape_controls
 from ragsec_core.data.corpus import corpus_names
 from ragsec_core.data.spans import DEFAULT_MASK_MODE, MASK_MODES
 from ragsec_core.data.trace import DEFAULT_TRIGGER, TRIGGERS
+from ragsec_core.traceback.boundary import REASONS
 from ragsec_core.traceback.options import DEFAULT_OBJECTIVE, OBJECTIVES
 from ragsec_core.traceback.snapshot import Snapshot
 from ragsec_core.views.highlight import Mark, highlight_html, legend_html
@@ -168,7 +169,8 @@ if named:  # the message is ours; the names come from the answer: shown as untru
 show_html(legend_html(["poison", "attribution", "causal"]))
 for i in sorted({s.hit for s in res.attribution + res.causal}):
     h = trace.hits[i]
-    st.caption(f"Chunk #{h.rank}")
+    why = sorted({REASONS[s.reason] for s in res.attribution if s.hit == i and s.reason in REASONS})
+    st.caption(f"Chunk #{h.rank}" + (f" · reported by {'; '.join(why)}" if why else " · masked, not reported"))
     st.code(escape_controls(h.chunk_id), language=None)
     show_html(highlight_html(h.text, chunk_marks(trace, res, i)))
 cost = cost_summary(res)

@@ -8,6 +8,7 @@ from dataclasses import replace
 
 from pytest import CaptureFixture
 
+from ragsec_core._util.text import html_visible
 from ragsec_core.cli.display import print_pass1
 from ragsec_core.traceback.artifact import QUESTION_CAVEAT, Artifact, named_in_question
 from ragsec_core.traceback.result import Round, TracebackResult
@@ -62,3 +63,32 @@ def test_the_traceback_page_warns_and_shows_the_name_as_plain_text(tmp_path, mon
     assert not at.exception
     assert [w.value for w in at.warning if w.value == QUESTION_CAVEAT]
     assert "**Quillon** & Co" in [c.value for c in at.code]  # verbatim, not rendered as markdown
+
+
+def test_each_reported_chunk_says_why_in_the_report_the_cli_and_the_page(capsys: CaptureFixture[str], tmp_path,
+                                                                          monkeypatch) -> None:
+    """A copy reported by its likeness to the other copies, not because the event needed it: the analyst must
+    be able to tell that from a causal finding, wherever the result is read."""
+    from streamlit.testing.v1 import AppTest
+
+    from ragsec_core.traceback.boundary import REASONS
+
+    from .conftest import REPO
+
+    art, res = _result("Quillon", "Where did Orsin sail after leaving Pella?")
+    rnd = replace(res.rounds[0], attribution=[replace(_whole(art.trace, 0), reason="alike")])
+    res = replace(res, rounds=[rnd], attribution=rnd.attribution, causal=[_whole(art.trace, 1)])
+    art = Artifact(art.trace, res)
+    assert html_visible(REASONS["alike"]) in report_html(art)
+    print_pass1(res, art.trace)
+    assert f"reported by {REASONS['alike']}" in capsys.readouterr().out
+    monkeypatch.setenv("RAGSEC_HOME", str(tmp_path))
+    monkeypatch.chdir(REPO)
+    at = AppTest.from_file(str(REPO / "pages" / "traceback.py"), default_timeout=120)
+    at.session_state["tb_trace"] = art.trace
+    at.session_state["tb_artifact"] = art
+    at.run()
+    assert not at.exception
+    captions = [c.value for c in at.caption]
+    assert f"Chunk #1 · reported by {REASONS['alike']}" in captions
+    assert "Chunk #2 · masked, not reported" in captions  # in the causal set only

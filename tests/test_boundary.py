@@ -110,7 +110,8 @@ def test_a_ruled_out_copy_is_reported_when_the_replays_and_the_premise_reading_a
     refuted = _round("fast_path_multi", [], (0, 1, 2), trace)
     assert refuted_copies(trace, refuted, set(), evidence) == [1]
     result = TracebackResult("t", "PAR", "event", "delete", True, rounds=[refuted])
-    assert [r.hit for r in attribute_rounds(trace, result, evidence)[0]] == [0, 1]
+    spans = attribute_rounds(trace, result, evidence)[0]
+    assert [(r.hit, r.reason) for r in spans] == [(0, "replays"), (1, "refuted")]  # each says why it is there
     # the check held (only the marked copy stays masked), another path, or reported before: nothing is added
     assert refuted_copies(trace, _round("fast_path_multi", [], (0,), trace), set(), evidence) == []
     assert refuted_copies(trace, _round("search", [], (0, 1, 2), trace), set(), evidence) == []

@@ -35,7 +35,7 @@ def test_a_further_copy_joins_two_reported_copies_and_a_benign_mention_does_not(
     assert alike_copies(trace, "Quillon", [0], set()) == []
     # through the boundary: a joint mask that needed the first two copies reports the third as well
     result = TracebackResult("t", "PAR", "event", "delete", True, rounds=[_round("fast_path_multi", (0, 1))])
-    assert [r.hit for r in attribute_rounds(trace, result)[0]] == [0, 1, 2]
+    assert [(r.hit, r.reason) for r in attribute_rounds(trace, result)[0]] == [(0, "replays"), (1, "replays"), (2, "alike")]
 
 
 def test_rounds_that_report_whole_chunks_or_a_revert_add_no_alike_copy() -> None:

@@ -37,6 +37,7 @@ def print_trace(trace: Trace) -> None:
 
 def print_pass1(res: TracebackResult, trace: Trace) -> None:
     from ragsec_core.traceback.artifact import access_line, boundary_line, caveat_line, cost_line
+    from ragsec_core.traceback.boundary import REASONS
 
     print(f"Trace {res.trace_id}: trigger {res.trigger} {'fired' if res.triggered else 'did not fire'}")
     print(f"Original answer:  {visible(res.original_answer)}")
@@ -47,6 +48,8 @@ def print_pass1(res: TracebackResult, trace: Trace) -> None:
                 back = "" if a.replacement is None else f" -> snapshot: {visible(a.replacement)!r}"
                 print(f"  {kind:<12} {visible(a.chunk_id)} chars [{a.local[0]}, {a.local[1]}) "
                       f"prompt [{a.prompt[0]}, {a.prompt[1]}): {visible(a.text)!r}{back}")
+                if a.reason in REASONS:
+                    print(f"  {'':<12} reported by {REASONS[a.reason]}")
         print(f"  answer with the mask: {visible(r.answer_after)}")
     print(f"Sanitised answer: {visible(res.final_answer)}  ({'event gone' if res.resolved else 'event persists'})")
     print(f"Replayed on: {access_line(res)}")

@@ -15,6 +15,7 @@ DIR`) and the live run and the re-score agree by construction.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from ragsec_core.data.spans import Span, attribution_span, merge, overlaps, trim
 from ragsec_core.data.trace import Trace, contains_norm
@@ -34,6 +35,19 @@ REVERT_PATH, UNCHANGED_PATH = "revert", "unchanged"
 # The rounds after which a holder that states the event on its own is reported (`Round.alone`): not after a
 # one-mask success (the event needed that chunk alone), nor `persists`/`fallback_chunk` (no mask was found).
 ALONE_PATHS = ("fast_path_multi", "block", "search")
+# Why a chunk was reported (`SpanRecord.reason`), for the analyst: the replays' evidence is causal (the event
+# needed the chunk); the others name planted copies that the event did not need.
+REASONS = {
+    "replays": "the replays: masking it removed the event (alone or with the other copies), or it brought the "
+               "event back on its own",
+    "whole": "the replays: the event needed the whole chunk (no span inside it removed the event)",
+    "revert": "the snapshot: reverting its changes since undid the event",
+    "marked": "the text: it states the answer as a claim aimed at the query (a copy the event may not need)",
+    "alone": "the alone replay: the model states the answer from this chunk by itself",
+    "refuted": "two witnesses: the replays refute that a claim above explains the event, and a sentence before "
+               "its claim was written for the attack's premise",
+    "alike": "likeness: its claim says what the reported copies' claims say (a copy the event did not need)",
+}
 
 
 def span_record(trace: Trace, hit: int, local: Span) -> SpanRecord:
@@ -103,7 +117,12 @@ def text_verdict(trace: Trace, anchor: str) -> dict[int, bool | None]:
 
 
 def implicated(trace: Trace, rnd: Round, reported: set[int]) -> list[int]:
-    """The chunks a round reports: the replays' verdict (the chunks whose masks the event needed and those
+    """The chunks `implicated_why` reports, without the reasons."""
+    return [h for h, _ in implicated_why(trace, rnd, reported)]
+
+
+def implicated_why(trace: Trace, rnd: Round, reported: set[int]) -> list[tuple[int, str]]:
+    """The chunks a round reports, each with its reason (`REASONS`): the replays' verdict (the chunks whose masks the event needed and those
     that restored it alone), less the holders the text rules out, plus every holder the text reports (a
     further planted copy, which a fragile model may not need) (`text_verdict`) and every holder the text
     leaves undecided that states the event on its own (`Round.alone`: a copy without bait). Without any
@@ -115,15 +134,22 @@ def implicated(trace: Trace, rnd: Round, reported: set[int]) -> list[int]:
         hits = [h for h in hits if h in needed]
     alone = set(rnd.alone) if rnd.path in ALONE_PATHS else set()
     copies = [i for i, v in text.items() if (v or (v is None and i in alone)) and i not in hits and i not in reported]
-    return hits + copies
+    return [(h, "replays") for h in hits] + [(i, "marked" if text[i] else "alone") for i in copies]
 
 
 def reported_hits(trace: Trace, rnd: Round, reported: set[int]) -> list[int]:
-    """The chunks a round reports that no earlier round did: the replays' verdict alone after a fallback or a
-    revert (the snapshot, not the text, says what was planted), else `implicated`."""
-    if rnd.path in (*WHOLE_CHUNK_PATHS, REVERT_PATH, UNCHANGED_PATH):
-        return [h for h in verdict(rnd) if h not in reported]
-    return implicated(trace, rnd, reported)
+    """The chunks `reported_why` reports, without the reasons."""
+    return [h for h, _ in reported_why(trace, rnd, reported)]
+
+
+def reported_why(trace: Trace, rnd: Round, reported: set[int]) -> list[tuple[int, str]]:
+    """The chunks a round reports that no earlier round did, each with its reason: the replays' verdict alone
+    after a fallback or a revert (the snapshot, not the text, says what was planted), else `implicated_why`."""
+    if rnd.path in WHOLE_CHUNK_PATHS:
+        return [(h, "whole") for h in verdict(rnd) if h not in reported]
+    if rnd.path in (REVERT_PATH, UNCHANGED_PATH):
+        return [(h, "revert") for h in verdict(rnd) if h not in reported]
+    return implicated_why(trace, rnd, reported)
 
 
 def refuted_copies(trace: Trace, rnd: Round, reported: set[int], evidence: Evidence) -> list[int]:
@@ -155,7 +181,8 @@ def attribute_rounds(trace: Trace, result: TracebackResult, evidence: Evidence |
     """Each round's reported spans, drawn with this module's rule from the logged evidence: the chunks the
     replays implicated (and textual copies, `implicated`; copies the text ruled out that the replays and the
     premise reading implicate, `refuted_copies`; copies that say what two or more of those say, `alike`)
-    that no earlier round reported, each one's span drawn around its claim. Pass-1 stores these as the rounds' attribution, reading with the model
+    that no earlier round reported, each one's span drawn around its claim and carrying why its chunk was
+    reported (`SpanRecord.reason`). Pass-1 stores these as the rounds' attribution, reading with the model
     (`evidence`); `--rescore` redraws them from the result's stored readings (the default)."""
     evidence = Evidence(result.cohesion) if evidence is None else evidence
     out: list[list[SpanRecord]] = []
@@ -163,15 +190,17 @@ def attribute_rounds(trace: Trace, result: TracebackResult, evidence: Evidence |
     reported: set[int] = set()
     for rnd in result.rounds:
         causal = {r.hit: (r.local[0], r.local[1]) for r in rnd.causal}
-        hits = reported_hits(trace, rnd, reported)
-        hits += [h for h in refuted_copies(trace, rnd, reported, evidence) if h not in hits]
-        hits += alike(trace, rnd, hits, reported)
+        why = dict(reported_why(trace, rnd, reported))
+        why |= {h: "refuted" for h in refuted_copies(trace, rnd, reported, evidence) if h not in why}
+        why |= {h: "alike" for h in alike(trace, rnd, list(why), reported)}
+        hits = list(why)
         if rnd.path in WHOLE_CHUNK_PATHS:
             spans = [span_record(trace, h, (0, len(trace.hits[h].text))) for h in hits]
         elif rnd.path == REVERT_PATH:
             spans = [s for h in hits for s in reverted(trace, h, rnd, masks, evidence)]
         else:
             spans = [attribute_hit(trace, h, rnd.anchor, masks, causal.get(h), evidence) for h in hits]
+        spans = [replace(r, reason=why[r.hit]) for r in spans]
         reported |= {r.hit for r in spans}
         out.append(spans)
         masks += [r.prompt_span for r in rnd.causal]

@@ -19,6 +19,7 @@ class SpanRecord:
     prompt: list[int]  # [a, b) in the Pass-0 prompt; prompt[a:b] == chunk[l:r]
     text: str
     replacement: str | None = None  # reverted, not masked: the trusted snapshot's text in its place (`snapshot`)
+    reason: str = ""  # a reported span: which evidence reported its chunk (`boundary.REASONS`); "" on a mask
 
     @property
     def prompt_span(self) -> Span:  # `tuple(prompt)`: two items, as `record` builds it and artifacts store it

@@ -24,6 +24,7 @@ from ragsec_core.traceback.artifact import (
     prompt_window,
     steps,
 )
+from ragsec_core.traceback.boundary import REASONS
 from ragsec_core.traceback.result import TracebackResult
 from ragsec_core.views.highlight import Mark, highlight_html, legend_html, page_html
 
@@ -90,8 +91,8 @@ def _spans(r: TracebackResult) -> str:
     for kind, spans in (("attribution", r.attribution), ("causal", r.causal)):
         for s in spans:
             rows.append([kind, _h(s.chunk_id), f"[{s.local[0]}, {s.local[1]})", f"[{s.prompt[0]}, {s.prompt[1]})", _h(s.text),
-                         "" if s.replacement is None else _h(s.replacement) or "(deleted)"])
-    head = ["kind", "chunk", "chunk chars", "prompt chars", "text", "reverted to (snapshot)"]
+                         "" if s.replacement is None else _h(s.replacement) or "(deleted)", _h(REASONS.get(s.reason, ""))])
+    head = ["kind", "chunk", "chunk chars", "prompt chars", "text", "reverted to (snapshot)", "reported by"]
     return "<h2>Spans</h2>" + (_table(head, rows) if rows else "<p>none</p>")
 
 
