@@ -56,7 +56,9 @@ def _pipeline(corpus: Corpus, args: argparse.Namespace) -> Pipeline:
     from ragsec_core.retrieval.embed import shared_embedder
 
     print("loading models ...", file=sys.stderr)
-    embedder = shared_embedder()  # the one Pass-1's boundary reads too; the index before the LLM: a store that is down fails before the slow load
+    # the process's one MiniLM (Pass-1's boundary reads it too); the index before the LLM: a store that is
+    # down fails before the slow load
+    embedder = shared_embedder()
     progress, close = progress_bar("indexing chunks", "chunk")  # reset for each phase: embedding, the upsert
     retriever = build_retriever(corpus, embedder, progress=progress, index=args.index, build_index=args.index_build)
     close()

@@ -6,8 +6,8 @@ the claim (`splice.region`) and over a perturbed copy's misspelled sentences (`m
 local LM's readings grow it back over the set-up sentences written for the attack (`premise.reach_back`)
 and on over the sentences that continue it (`cohesion.extend`); further copies of a claim that several
 reported holders state are found by their likeness to those (`copies`: MiniLM, deterministic and local,
-so it needs no logging). It reads the trace, the finished Pass-1 result (each round's event anchor, causal spans,
-earlier rounds' masks) and the readings; Pass-1 takes the readings with the model and logs them, so a
+so it needs no logging). It reads the trace, the finished Pass-1 result (each round's event anchor, causal
+spans, earlier rounds' masks) and the readings; Pass-1 takes the readings with the model and logs them, so a
 benchmark that stored its traces and artifacts re-scores a new rule offline (`bench traceback --rescore
 DIR`) and the live run and the re-score agree by construction.
 """
@@ -122,10 +122,11 @@ def implicated(trace: Trace, rnd: Round, reported: set[int]) -> list[int]:
 
 
 def implicated_why(trace: Trace, rnd: Round, reported: set[int]) -> list[tuple[int, str]]:
-    """The chunks a round reports, each with its reason (`REASONS`): the replays' verdict (the chunks whose masks the event needed and those
-    that restored it alone), less the holders the text rules out, plus every holder the text reports (a
-    further planted copy, which a fragile model may not need) (`text_verdict`) and every holder the text
-    leaves undecided that states the event on its own (`Round.alone`: a copy without bait). Without any
+    """The chunks a round reports, each with its reason (`REASONS`): the replays' verdict (the chunks whose
+    masks the event needed and those that restored it alone), less the holders the text rules out, plus
+    every holder the text reports (a further planted copy, which a fragile model may not need)
+    (`text_verdict`) and every holder the text leaves undecided that states the event on its own
+    (`Round.alone`: a copy without bait). Without any
     query-targeted claim, a holder that the joint mask merely covered is dropped."""
     text = text_verdict(trace, rnd.anchor)
     hits = [h for h in verdict(rnd) if h not in reported and text.get(h) is not False]
