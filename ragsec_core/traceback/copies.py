@@ -24,14 +24,15 @@ from itertools import combinations
 
 import numpy as np
 
-from ragsec_core.data.spans import sentence_spans
-from ragsec_core.data.trace import Trace, contains_norm
+from ragsec_core.data.trace import Trace
 from ragsec_core.retrieval.embed import shared_embedder
+from ragsec_core.traceback.splice import claim_span
 
 
 def claim_sentence(text: str, anchor: str) -> str | None:
-    """The first sentence of `text` that states `anchor` (None when none does on its own)."""
-    return next((text[a:b] for a, b in sentence_spans(text) if contains_norm(text[a:b], anchor)), None)
+    """The first sentence of `text` that states `anchor` (`splice.claim_span`; None when none does on its own)."""
+    span = claim_span(text, anchor)
+    return text[span[0] : span[1]] if span else None
 
 
 def alike_copies(trace: Trace, anchor: str, reported: Sequence[int], exclude: set[int]) -> list[int]:

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 from ragsec_core._util.text import word_spans
 from ragsec_core.data.spans import Span, sentence_spans
-from ragsec_core.data.trace import Trace, contains_norm
+from ragsec_core.data.trace import Trace
 from ragsec_core.traceback.cohesion import MIN_HOST_WORDS
 from ragsec_core.traceback.evidence import Evidence
-from ragsec_core.traceback.splice import marked_start
+from ragsec_core.traceback.splice import claim_span, marked_start
 
 PREMISE_GAIN = 0.0  # nats per token a sentence must read better after the premise than in place
 PREMISE_REACH = 3  # sentences before an unmarked block that may be its set-up
@@ -54,9 +54,8 @@ def set_up_before_claim(trace: Trace, hit: int, anchor: str, evidence: Evidence)
     for the premise: the chunk holds a claim with its set-up, as a planted copy does. Only the sentences
     *before* the claim are read: the claim states the answer that the premise names, so it reads better after
     any premise, a benign mention too."""
-    text = trace.hits[hit].text
-    claim = next((a for a, b in sentence_spans(text) if contains_norm(text[a:b], anchor)), None)
-    return claim is not None and _earliest_set_up(trace, hit, claim, anchor, evidence) is not None
+    claim = claim_span(trace.hits[hit].text, anchor)
+    return claim is not None and _earliest_set_up(trace, hit, claim[0], anchor, evidence) is not None
 
 
 def _earliest_set_up(trace: Trace, hit: int, start: int, anchor: str, evidence: Evidence) -> Span | None:

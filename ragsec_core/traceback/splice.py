@@ -299,6 +299,11 @@ def _glued(text: str, sent: Span, runs: list[BaitRun]) -> int | None:
     return next((r.start for r in runs if a < r.start < b and _SENTENCE_END.search(text[a : r.start].rstrip())), None)
 
 
+def claim_span(text: str, anchor: str) -> Span | None:
+    """The first sentence of `text` that states `anchor` on its own (a chunk's claim), or None."""
+    return next(((a, b) for a, b in sentence_spans(text) if contains_norm(text[a:b], anchor)), None)
+
+
 def query_targeted(text: str, anchor: str, query: str) -> bool:
     """The chunk states the event string as the answer to a restated query (a bait run within
     `ANSWER_REACH` words of the event string: "the capital of Australia is Sydney"), in a block that
