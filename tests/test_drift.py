@@ -5,9 +5,9 @@ import sys
 
 import pytest
 
-from ragsec_core.bench.drift import EDITS, stale_snapshot
+from ragsec_core.bench.drift import EDITS, analyst_snapshot, stale_snapshot
 from ragsec_core.data.corpus import Corpus, Document, load_corpus
-from ragsec_core.traceback.snapshot import diff_hunks
+from ragsec_core.traceback.snapshot import Snapshot, diff_hunks
 
 from .conftest import REPO
 
@@ -52,6 +52,16 @@ def test_the_draw_depends_on_the_seed_and_the_document_alone() -> None:
         assert sorted(stale_snapshot(one, 0.99, seed)[0].documents["d"]) == sorted(one.documents[0].text)
     with pytest.raises(ValueError):
         stale_snapshot(corpus, 1.0, seed=0)
+
+
+def test_the_benchmark_and_its_rerun_draw_one_snapshot() -> None:
+    """`analyst_snapshot`, which both `bench traceback --snapshot` and `--rerun` call: without a drift the clean
+    corpus under its own name (the label stored events carry), with one the stale copy and its edits."""
+    corpus = load_corpus("secops")
+    clean, none = analyst_snapshot(corpus, 0.0, seed=1)
+    assert clean.label() == Snapshot.from_corpus(corpus).label() and not none
+    stale, kinds = analyst_snapshot(corpus, 0.5, seed=1)
+    assert stale.label() == stale_snapshot(corpus, 0.5, seed=1)[0].label() != clean.label() and sum(kinds.values()) > 0
 
 
 def test_the_cli_refuses_a_drift_without_a_snapshot() -> None:

@@ -25,6 +25,13 @@ EDITS = ("added", "reworded", "removed")  # what happened to a document since th
 _LONG_WORD = re.compile(r"\b[a-z]{6,}\b")
 
 
+def analyst_snapshot(clean: Corpus, rate: float, seed: int) -> tuple[Snapshot, Counter[str]]:
+    """The snapshot Pass-1 reverts to in a benchmark run with `--snapshot`: the clean corpus, or with a drift
+    `rate` its stale copy (`stale_snapshot`), and the edits made since. `bench traceback` and its `--rerun`
+    both draw it here, so a re-run reverts to the snapshot its events were traced against."""
+    return stale_snapshot(clean, rate, seed) if rate else (Snapshot.from_corpus(clean), Counter())
+
+
 def stale_snapshot(clean: Corpus, rate: float, seed: int) -> tuple[Snapshot, Counter[str]]:
     """The snapshot an analyst would hold if a `rate` fraction of the clean documents had been edited since it
     was taken, and how many documents each kind of edit touched (the kinds a document cannot take, such as

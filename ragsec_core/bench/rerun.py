@@ -25,7 +25,7 @@ from ragsec_core._util.atomic import write_text_atomic
 from ragsec_core._util.errors import RagsecError
 from ragsec_core.bench.attacks import load_attack
 from ragsec_core.bench.causation import caused_line
-from ragsec_core.bench.drift import stale_snapshot
+from ragsec_core.bench.drift import analyst_snapshot
 from ragsec_core.bench.methods import score
 from ragsec_core.bench.planting import clean_corpus
 from ragsec_core.bench.rescore import caused, compare, load_events, objective, print_comparison, store_event
@@ -45,9 +45,7 @@ def trusted_snapshot(args: argparse.Namespace) -> Snapshot | None:
     if not args.data:
         raise RagsecError("--rerun with --snapshot needs the run's --data (and its --limit, --corpus, --snapshot-drift, --seed)")
     clean = clean_corpus(load_attack(Path(args.data), args.attack_form)[: args.limit], args.corpus)
-    if args.snapshot_drift:
-        return stale_snapshot(clean, args.snapshot_drift, args.seed)[0]
-    return Snapshot.from_corpus(clean)
+    return analyst_snapshot(clean, args.snapshot_drift, args.seed)[0]
 
 
 def stored_events(folder: str | Path, only: list[int] | None) -> list[dict[str, Any]]:

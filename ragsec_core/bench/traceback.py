@@ -32,7 +32,7 @@ from ragsec_core._util.safeio import read_json
 from ragsec_core.bench.attack_forms import FormBuilder, plant_mode
 from ragsec_core.bench.attacks import AttackRecord, load_attack
 from ragsec_core.bench.causation import caused_line, gold_replay, summarise_caused
-from ragsec_core.bench.drift import stale_snapshot
+from ragsec_core.bench.drift import analyst_snapshot
 from ragsec_core.bench.fanout import Failed, check_index, connected, pin_threads, ray_map, serial_map, shippable
 from ragsec_core.bench.methods import print_methods_table, score, summarise_methods
 from ragsec_core.bench.planting import PlantedCorpus, PlantPlan, clean_corpus
@@ -150,15 +150,14 @@ class Worker:
 
 
 def open_worker(clean: Corpus, args: argparse.Namespace, ppl_threshold: float | None,
-                stale: Snapshot | None = None) -> Worker:
+                trusted: Snapshot | None = None) -> Worker:
     """Victim (the endpoint, else the local model), judge, MiniLM and the clean index over `clean`
-    (loaded from the index cache). `stale`: the older snapshot Pass-1 reverts to with --snapshot-drift
-    (drawn once, on the driver); else the clean corpus."""
+    (loaded from the index cache). `trusted`: the snapshot Pass-1 reverts to with --snapshot
+    (`drift.analyst_snapshot`, drawn once on the driver)."""
     endpoint = config_from_flags(args)
     llm: LLM | EndpointLLM = EndpointLLM(endpoint) if endpoint else load_llm()
     planted = PlantedCorpus.from_corpus(clean, shared_embedder(), args.index, args.index_build)
-    snapshot = Snapshot.from_corpus(clean)
-    return Worker(planted, method_context(args, llm, planted, ppl_threshold, stale or snapshot), args, snapshot)
+    return Worker(planted, method_context(args, llm, planted, ppl_threshold, trusted), args, Snapshot.from_corpus(clean))
 
 
 def plan_jobs(records: list[AttackRecord], args: argparse.Namespace, planted: PlantedCorpus) -> list[Job]:
@@ -260,18 +259,19 @@ def run_benchmark(records: list[AttackRecord], args: argparse.Namespace) -> dict
     pin_threads(args.threads)
     clean = clean_corpus(records, args.corpus)
     progress = Progress.resume(args)
-    stale = None
-    if args.snapshot_drift:  # drawn once here, handed to every worker; the edits are recorded beside the scores
-        stale, edits = stale_snapshot(clean, args.snapshot_drift, args.seed)
-        progress.extra["snapshot_edits"] = dict(sorted(edits.items()))
-        print(f"stale snapshot: {sum(edits.values())} of {len(clean.documents)} documents edited since "
-              f"({', '.join(f'{k} {v}' for k, v in sorted(edits.items()))})", file=sys.stderr)
-    worker, planted, threshold = _driver(clean, args, stale)
+    trusted = None
+    if args.snapshot:  # drawn once here, handed to every worker; a stale one's edits are recorded beside the scores
+        trusted, edits = analyst_snapshot(clean, args.snapshot_drift, args.seed)
+        if args.snapshot_drift:
+            progress.extra["snapshot_edits"] = dict(sorted(edits.items()))
+            print(f"stale snapshot: {sum(edits.values())} of {len(clean.documents)} documents edited since "
+                  f"({', '.join(f'{k} {v}' for k, v in sorted(edits.items()))})", file=sys.stderr)
+    worker, planted, threshold = _driver(clean, args, trusted)
     jobs = plan_jobs(records, args, planted)
     todo = [j for j in jobs if j.q >= args.first_question and j.q not in progress.done]  # in question order
     stream: Iterator[tuple[int, dict[str, Any] | Failed]]
     if worker is None:
-        stream = ray_map(open_worker, (clean, shippable(args), threshold, stale), answer, todo, threads=args.threads or 1)
+        stream = ray_map(open_worker, (clean, shippable(args), threshold, trusted), answer, todo, threads=args.threads or 1)
     else:
         stream = serial_map(worker, answer, todo)
     bar = tqdm(stream, total=len(todo), desc="traceback bench", unit="question", file=sys.stderr)
@@ -285,11 +285,11 @@ def run_benchmark(records: list[AttackRecord], args: argparse.Namespace) -> dict
 
 
 def _driver(clean: Corpus, args: argparse.Namespace,
-            stale: Snapshot | None) -> tuple[Worker | None, PlantedCorpus, float | None]:
+            trusted: Snapshot | None) -> tuple[Worker | None, PlantedCorpus, float | None]:
     """(the serial run's worker, the clean index the plan is drawn on, the PPL cutoff). With --ray the
     driver loads only MiniLM (and the LMs only when PPL needs its cutoff, calibrated once here)."""
     if not args.ray:
-        worker = open_worker(clean, args, None, stale)
+        worker = open_worker(clean, args, None, trusted)
         return worker, worker.planted, worker.ctx.ppl_threshold
     planted = PlantedCorpus.from_corpus(clean, shared_embedder(), args.index, args.index_build)  # the actors only read it
     threshold = method_context(args, load_llm(), planted).ppl_threshold if "ppl" in args.methods.split(",") else None
