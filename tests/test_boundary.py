@@ -63,9 +63,9 @@ def test_a_holder_the_text_leaves_open_is_reported_when_it_states_the_event_alon
     for path in ALONE_PATHS:
         assert implicated(trace, _round(path, [1]), set()) == [0, 1]
         assert implicated(trace, _round(path, []), set()) == [0]
-    # a one-mask success: the event needed that chunk, so a chunk that also states it alone is not poison by that
-    assert implicated(trace, _round("fast_path", [1]), set()) == [0]
-    assert implicated(trace, _round("persists", [1]), set()) == [0]
+    # a one-mask success too: the event needed the first copy alone, and a copy that states it alone is one more
+    assert "fast_path" in ALONE_PATHS
+    assert implicated(trace, _round("persists", [1]), set()) == [0]  # no mask found: nothing is reported
     assert implicated(trace, _round("fast_path_multi", [1]), {1}) == [0]  # reported by an earlier round
 
 

@@ -4,6 +4,7 @@ import pytest
 
 from ragsec_core._util.stats import wilson
 from ragsec_core.data.spans import (
+    anchor_spans,
     apply_masks,
     attribution_span,
     bisect_minimal,
@@ -51,6 +52,16 @@ def test_attribution_rule_priority():
     assert text[slice(*attribution_span(text, "Marie Curie, the physicist"))] == "Marie Curie"  # capitalised phrase
     assert text[slice(*attribution_span(text, "prize money"))] == "prize"  # first token
     assert attribution_span(text, "zebra") is None
+
+
+def test_anchor_spans_are_every_occurrence_of_what_the_rule_matches():
+    """The joint mask's spans: every occurrence of the first key that matches, the rule's span first."""
+    assert [C3[a:b] for a, b in anchor_spans(C3, "sydney")] == ["Sydney", "Sydney"]
+    assert anchor_spans(C3, "sydney")[0] == attribution_span(C3, "sydney")
+    text = "Marie Curie won it. The prize went to Marie Curie, and the prize money to her lab."
+    assert [text[a:b] for a, b in anchor_spans(text, "Marie Curie, the physicist")] == ["Marie Curie"] * 2
+    assert [text[a:b] for a, b in anchor_spans(text, "prize money")] == ["prize money"]  # the whole answer first
+    assert anchor_spans(text, "zebra") == []
 
 
 def test_candidate_spans_prefer_answer_and_kept_regions():

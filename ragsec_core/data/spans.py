@@ -194,20 +194,31 @@ _TOKEN = re.compile(r"\S+")
 def attribution_span(chunk: str, answer: str) -> Span | None:
     """The deterministic attribution rule: exact case-insensitive answer match, else the leading
     capitalised phrase (1-6 words) of the answer found in the chunk, else its first non-space token."""
-    hits = find_ci(chunk, answer)
-    if hits:
-        return hits[0]
+    hits = anchor_spans(chunk, answer)
+    return hits[0] if hits else None
+
+
+def anchor_spans(chunk: str, answer: str) -> list[Span]:
+    """Every occurrence in `chunk` of what `attribution_span` matches first (the answer, else its leading
+    capitalised phrase, else its first token), in text order: a chunk that states the answer twice still
+    states it when its first occurrence is masked."""
+    for key in _anchor_keys(answer):
+        hits = find_ci(chunk, key)
+        if hits:
+            return hits
+    return []
+
+
+def _anchor_keys(answer: str) -> list[str]:
+    """What `anchor_spans` looks for, in order: the answer, its leading capitalised phrase, its first token."""
+    keys = [answer]
     phrase = _CAP_PHRASE.search(answer)
     if phrase:
-        hits = find_ci(chunk, phrase.group(0).rstrip(".,;:"))
-        if hits:
-            return hits[0]
+        keys.append(phrase.group(0).rstrip(".,;:"))
     token = _TOKEN.search(answer)
     if token:
-        hits = find_ci(chunk, token.group(0).strip(".,;:!?\"'"))
-        if hits:
-            return hits[0]
-    return None
+        keys.append(token.group(0).strip(".,;:!?\"'"))
+    return keys
 
 
 _CLAUSE_BREAK = re.compile(r"[,;:()\u2014]|\s-\s|\band\b|\bbut\b|\bwhich\b")

@@ -32,9 +32,10 @@ WHOLE_CHUNK_PATHS = ("fallback_chunk",)  # Pass-1 found no span inside the chunk
 # With a trusted snapshot (`Pass1._revert`): reverting the changes since it undid the event, or did not
 # (nothing is reported: the event does not come from the corpus's changes)
 REVERT_PATH, UNCHANGED_PATH = "revert", "unchanged"
-# The rounds after which a holder that states the event on its own is reported (`Round.alone`): not after a
-# one-mask success (the event needed that chunk alone), nor `persists`/`fallback_chunk` (no mask was found).
-ALONE_PATHS = ("fast_path_multi", "block", "search")
+# The rounds after which a holder that states the event on its own is reported (`Round.alone`): not
+# `persists`/`fallback_chunk` (no mask was found). Older artifacts hold no alone replays after a one-mask
+# success (`fast_path`): the sufficiency replays that preceded them put their finds in the implicated hits.
+ALONE_PATHS = ("fast_path", "fast_path_multi", "block", "search")
 # Why a chunk was reported (`SpanRecord.reason`), for the analyst: the replays' evidence is causal (the event
 # needed the chunk); the others name planted copies that the event did not need.
 REASONS = {

@@ -21,10 +21,9 @@ class Budgets:
     early_stop: bool = True  # stop chunk, sentence and phrase screening at the first successful mask
     # Our extension for several poisons (P = 5): when masking the first answer-holding chunk alone fails (or
     # the text marks two or more holders as planted copies), mask the answer in every holder in one replay,
-    # keeping in the causal set the masks the event needs; after a one-mask success, other holders that
-    # restore the event on their own are reported too (one replay each); a holder the round would still not
-    # report is replayed alone, every other used chunk masked, and reported when it carries the event by
-    # itself (`Pass1._alone`). False: the paper's fast path.
+    # keeping in the causal set the masks the event needs; then every holder the round would not report (after
+    # a one-mask success, the others) is replayed alone, every other used chunk masked, and reported when it
+    # carries the event by itself (`Pass1._alone`). False: the paper's fast path.
     multi_holder: bool = True
     # Our extensions, each False for the paper's search whatever the cost. Context check: before the
     # search, one replay masks every chunk that states the event string; if the event survives, the round

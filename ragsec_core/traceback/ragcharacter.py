@@ -15,7 +15,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, replace
 
-from ragsec_core.data.spans import DEFAULT_MASK_MODE, Span, apply_masks, length
+from ragsec_core.data.spans import DEFAULT_MASK_MODE, Span, anchor_spans, apply_masks, length, overlaps
 from ragsec_core.data.trace import DEFAULT_TRIGGER, Trace, compute_signals, contains_norm, event_anchor, fires, triggered
 from ragsec_core.data.trace import overlaps as answer_overlaps
 from ragsec_core.models.endpoint import EndpointLLM
@@ -178,7 +178,7 @@ class Pass1(Revert, Search):
         self._ref = answer
         self._anchor = event_anchor(answer, self.trace.labels.target)
         # what the text says of each answer holder (`boundary.text_verdict`): read once per round, it decides
-        # which replays the fast path, the causal set, the sufficiency checks and the block mask spend
+        # which replays the fast path, the causal set, the alone replays and the block mask spend
         self._verdict = text_verdict(self.trace, self._anchor)
         self._alone_memo = {}
         reproduced: bool | None = None
@@ -207,10 +207,13 @@ class Pass1(Revert, Search):
         chunk masked whole. A poison is written so that the model adopts its claim from it alone
         (PoisonedRAG's condition on each copy); a passage that merely mentions the answer string does not
         make the model answer with it. Copies without the question carry no bait, so the text cannot mark
-        them, and the pruning keeps only those the event needed in company. A holder the text rules out stays
-        out: a benign passage that states the target makes the model say it alone too. Only with two or more
-        holders, and not after the context check showed that the event survives without any of them
-        (`persists`) or after a one-mask success (the event needed that chunk; `_sufficient` asked the others)."""
+        them, and the pruning keeps only those the event needed in company; after a one-mask success the
+        event needed the top copy alone, and the others, still in the prompt, did not keep it. A holder the
+        text rules out stays out: a benign passage that states the target makes the model say it alone too.
+        Only with two or more holders, and not after the context check showed that the event survives without
+        any of them (`persists`). The replay holds one chunk, so it costs a fraction of a forward over the
+        prompt (the replays it replaced after a one-mask success, every other holder's claim masked in the
+        full prompt, cost about one each)."""
         if not self.b.multi_holder or rnd.path not in ALONE_PATHS or len(self._verdict) < 2:
             return []
         reported: set[int] = set()
@@ -244,18 +247,18 @@ class Pass1(Revert, Search):
         if self.b.multi_holder and copies >= 2:
             return self._joint(spans)
         rec = self.record(*spans[0])
-        if self.test("fast_path", [rec]).success:
-            extra = self._sufficient(spans, rec.hit) if self.b.multi_holder else []
-            return "fast_path", [i for i, _ in spans[:1] + extra], [rec]
+        if self.test("fast_path", [rec]).success:  # the other holders get their alone replays (`_alone`)
+            return "fast_path", [rec.hit], [rec]
         if not self.b.multi_holder or len(spans) < 2:
             return None
         return self._joint(spans)
 
     def _joint(self, spans: list[tuple[int, Span]]) -> Found | None:
-        """The multi-holder fast path: the rule's span masked in every holder in one replay. The joint mask
-        is the evidence: every holder in it is part of the joint cause and is reported; the causal set
-        keeps only the masks the event needs (`_causal_set`)."""
-        recs = [self.record(i, sp) for i, sp in spans]
+        """The multi-holder fast path: every occurrence of the answer masked in every holder in one replay (a
+        copy that states the answer twice still states it with one occurrence masked). The joint mask is the
+        evidence: every holder in it is part of the joint cause and is reported; the causal set keeps only
+        the holders whose masks the event needs (`_causal_set`)."""
+        recs = [self.record(i, sp) for i, _ in spans for sp in self._anchor_spans(i)]
         if not self.test("fast_path_multi", recs).success:
             return None
         return "fast_path_multi", [i for i, _ in spans], self._causal_set(recs)
@@ -264,31 +267,22 @@ class Pass1(Revert, Search):
         """The attribution rule's span in one chunk, unless an earlier round already masked it."""
         return seed_span(self.trace.hits[hit].text, self._anchor, self._local_masks(hit), None)
 
+    def _anchor_spans(self, hit: int) -> list[Span]:
+        """Every occurrence of the answer in one chunk (`spans.anchor_spans`) that no earlier round masked."""
+        masked = self._local_masks(hit)
+        return [sp for sp in anchor_spans(self.trace.hits[hit].text, self._anchor) if not any(overlaps(sp, m) for m in masked)]
+
     def _causal_set(self, recs: list[SpanRecord]) -> list[SpanRecord]:
         """The masks of a successful joint mask that the event needs. When the text marks some holders as
         planted (`boundary.text_verdict`), one replay checks that their masks alone suffice; all of them
         planted, or the check failing, keeps the joint mask. Without such evidence every holder is pruned
         in turn (`_prune`), one replay each."""
         planted = [r for r in recs if self._verdict.get(r.hit)]
-        if not planted:
-            return [r for [r] in self._prune([[r] for r in recs])]
+        if not planted:  # one group per holder: its masks stay or go together
+            return [r for g in self._prune([[r for r in recs if r.hit == i] for i in dict.fromkeys(r.hit for r in recs)]) for r in g]
         if len(planted) < len(recs) and self.test("prune", planted).success:
             return planted
         return recs
-
-    def _sufficient(self, spans: list[tuple[int, Span]], masked: int) -> list[tuple[int, Span]]:
-        """After a one-mask success, the other holders that bring the event back on their own (every other
-        holder masked, one replay each): further planted copies of the claim. A fragile model may drop the
-        event when one of five copies is masked; the other four are still poison. A benign mention of the
-        answer string does not restore the event alone and is left out. A holder the text already decides
-        (`boundary.text_verdict`: reported as a copy, or ruled out) gets no replay."""
-        out = []
-        for i, sp in spans:
-            if i != masked and self._verdict.get(i) is None:  # what the text already decides needs no replay
-                others = [self.record(j, s) for j, s in spans if j != i]
-                if not self.test("sufficiency", others).success:
-                    out.append((i, sp))
-        return out
 
 
 def run_pass1(
