@@ -42,6 +42,12 @@ from ragsec_core.traceback.search import Search
 from ragsec_core.traceback.session import Found, Outcome
 from ragsec_core.traceback.snapshot import Snapshot
 
+# After a one-mask success the chunk it masked explains the event by itself, so a further holder is taken for
+# a copy only where the prompt has the shape of a several-copy attack: at least this many chunks state the
+# answer. With one other holder (the single-poison shape), a benign passage that names a confusable target
+# makes a 135M model state it alone (text P = 1 q32: "Burt Reynolds" in a passage on the film's casting).
+ONE_MASK_ALONE_HOLDERS = 3
+
 
 class Pass1(Revert, Search):
     """One traceback session over one trace; holds the replay engine and the cumulative mask set (the
@@ -210,11 +216,13 @@ class Pass1(Revert, Search):
         them, and the pruning keeps only those the event needed in company; after a one-mask success the
         event needed the top copy alone, and the others, still in the prompt, did not keep it. A holder the
         text rules out stays out: a benign passage that states the target makes the model say it alone too.
-        Only with two or more holders, and not after the context check showed that the event survives without
-        any of them (`persists`). The replay holds one chunk, so it costs a fraction of a forward over the
+        Only with two or more holders (three after a one-mask success: `ONE_MASK_ALONE_HOLDERS`), and not after
+        the context check showed that the event survives without any of them (`persists`). The replay holds one chunk, so it costs a fraction of a forward over the
         prompt (the replays it replaced after a one-mask success, every other holder's claim masked in the
         full prompt, cost about one each)."""
         if not self.b.multi_holder or rnd.path not in ALONE_PATHS or len(self._verdict) < 2:
+            return []
+        if rnd.path == "fast_path" and len(self._verdict) < ONE_MASK_ALONE_HOLDERS:
             return []
         reported: set[int] = set()
         for r in [*self.result.rounds, rnd]:
