@@ -39,7 +39,7 @@ from ragsec_core.traceback.options import DEFAULT_OBJECTIVE, OBJECTIVES
 from ragsec_core.traceback.result import Round, SpanRecord, Test, TracebackResult
 from ragsec_core.traceback.revert import Revert
 from ragsec_core.traceback.search import Search
-from ragsec_core.traceback.session import Found, Outcome
+from ragsec_core.traceback.session import Found, Outcome, grouped
 from ragsec_core.traceback.snapshot import Snapshot
 
 # After a one-mask success the chunk it masked explains the event by itself, so a further holder is taken for
@@ -216,13 +216,12 @@ class Pass1(Revert, Search):
         them, and the pruning keeps only those the event needed in company; after a one-mask success the
         event needed the top copy alone, and the others, still in the prompt, did not keep it. A holder the
         text rules out stays out: a benign passage that states the target makes the model say it alone too.
-        Only with two or more holders (three after a one-mask success: `ONE_MASK_ALONE_HOLDERS`), and not after
-        the context check showed that the event survives without any of them (`persists`). The replay holds one chunk, so it costs a fraction of a forward over the
-        prompt (the replays it replaced after a one-mask success, every other holder's claim masked in the
-        full prompt, cost about one each)."""
-        if not self.b.multi_holder or rnd.path not in ALONE_PATHS or len(self._verdict) < 2:
-            return []
-        if rnd.path == "fast_path" and len(self._verdict) < ONE_MASK_ALONE_HOLDERS:
+        Only with two or more holders (three after a one-mask success: `ONE_MASK_ALONE_HOLDERS`), and not
+        after the context check showed that the event survives without any of them (`persists`). The replay
+        holds one chunk, so it costs a fraction of a forward over the prompt (the replays it replaced after a
+        one-mask success, every other holder's claim masked in the full prompt, cost about one each)."""
+        fewest = ONE_MASK_ALONE_HOLDERS if rnd.path == "fast_path" else 2
+        if not self.b.multi_holder or rnd.path not in ALONE_PATHS or len(self._verdict) < fewest:
             return []
         reported: set[int] = set()
         for r in [*self.result.rounds, rnd]:
@@ -253,23 +252,23 @@ class Pass1(Revert, Search):
             return None
         copies = sum(bool(self._verdict.get(i)) for i, _ in spans)
         if self.b.multi_holder and copies >= 2:
-            return self._joint(spans)
+            return self._joint([i for i, _ in spans])
         rec = self.record(*spans[0])
         if self.test("fast_path", [rec]).success:  # the other holders get their alone replays (`_alone`)
             return "fast_path", [rec.hit], [rec]
         if not self.b.multi_holder or len(spans) < 2:
             return None
-        return self._joint(spans)
+        return self._joint([i for i, _ in spans])
 
-    def _joint(self, spans: list[tuple[int, Span]]) -> Found | None:
+    def _joint(self, holders: list[int]) -> Found | None:
         """The multi-holder fast path: every occurrence of the answer masked in every holder in one replay (a
         copy that states the answer twice still states it with one occurrence masked). The joint mask is the
         evidence: every holder in it is part of the joint cause and is reported; the causal set keeps only
         the holders whose masks the event needs (`_causal_set`)."""
-        recs = [self.record(i, sp) for i, _ in spans for sp in self._anchor_spans(i)]
+        recs = [self.record(i, sp) for i in holders for sp in self._anchor_spans(i)]
         if not self.test("fast_path_multi", recs).success:
             return None
-        return "fast_path_multi", [i for i, _ in spans], self._causal_set(recs)
+        return "fast_path_multi", holders, self._causal_set(recs)
 
     def _anchor_span(self, hit: int) -> Span | None:
         """The attribution rule's span in one chunk, unless an earlier round already masked it."""
@@ -287,7 +286,7 @@ class Pass1(Revert, Search):
         in turn (`_prune`), one replay each."""
         planted = [r for r in recs if self._verdict.get(r.hit)]
         if not planted:  # one group per holder: its masks stay or go together
-            return [r for g in self._prune([[r for r in recs if r.hit == i] for i in dict.fromkeys(r.hit for r in recs)]) for r in g]
+            return self._prune(grouped(recs, lambda r: r.hit))
         if len(planted) < len(recs) and self.test("prune", planted).success:
             return planted
         return recs

@@ -15,7 +15,7 @@ from ragsec_core.data.spans import sentence_spans, trim
 from ragsec_core.data.trace import contains_norm
 from ragsec_core.traceback.boundary import REVERT_PATH, UNCHANGED_PATH
 from ragsec_core.traceback.result import SpanRecord
-from ragsec_core.traceback.session import Found, Session
+from ragsec_core.traceback.session import Found, Session, grouped
 from ragsec_core.traceback.snapshot import Snapshot
 
 # What a change since the snapshot is: whole sentences the chunk gained (`added`: the revert deletes them),
@@ -104,7 +104,7 @@ class Revert(Session):
         def doc(r: SpanRecord) -> str:
             return self.trace.hits[r.hit].doc_id or f"chunk:{r.chunk_id}"
 
-        return [[r for r in recs if doc(r) == d] for d in dict.fromkeys(doc(r) for r in recs)]
+        return grouped(recs, doc)
 
     def _needed(self, recs: list[SpanRecord]) -> list[SpanRecord]:
         """The changes the event needs. A snapshot older than the incident also holds benign edits made
@@ -128,4 +128,4 @@ class Revert(Session):
             return recs
         if suspects and self.test("prune", [r for g in suspects for r in g]).success:
             return [r for g in suspects for r in g]
-        return [r for g in self._prune(groups) for r in g]
+        return self._prune(groups)

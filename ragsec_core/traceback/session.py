@@ -7,7 +7,7 @@ methods declared here.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ragsec_core.data.spans import Span
@@ -46,13 +46,19 @@ class Session:
     def _used_live(self) -> list[int]:
         raise NotImplementedError
 
-    def _prune(self, groups: list[list[SpanRecord]]) -> list[list[SpanRecord]]:
-        """Drop, lowest-ranked first, every group of masks (one chunk's, in the masking path's causal set, or
-        one document's changes, in the revert's) that the successful joint test does not need: one replay
-        per group."""
+    def _prune(self, groups: list[list[SpanRecord]]) -> list[SpanRecord]:
+        """The masks of the groups (one chunk's, in the masking path's causal set, or one document's changes,
+        in the revert's: `grouped`) that the successful joint test needs: every group is dropped in turn,
+        lowest-ranked first, while the event stays undone, one replay per group."""
         kept = list(groups)
         for g in sorted(groups, key=lambda g: -g[0].rank):
             trial = [x for x in kept if x is not g]
             if trial and self.test("prune", [r for x in trial for r in x]).success:
                 kept = trial
-        return kept
+        return [r for g in kept for r in g]
+
+
+def grouped(recs: list[SpanRecord], key: Callable[[SpanRecord], object]) -> list[list[SpanRecord]]:
+    """`recs` grouped by `key`, the groups in the order their first record comes: the units `_prune` keeps or
+    drops whole."""
+    return [[r for r in recs if key(r) == k] for k in dict.fromkeys(key(r) for r in recs)]
