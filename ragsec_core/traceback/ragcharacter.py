@@ -250,15 +250,16 @@ class Pass1(Revert, Search):
         spans = [(i, sp) for i in holders if (sp := self._anchor_span(i)) is not None]
         if not spans or spans[0][0] != holders[0]:  # the first holder's answer is gone (masked earlier)
             return None
-        copies = sum(bool(self._verdict.get(i)) for i, _ in spans)
+        stating = [i for i, _ in spans]
+        copies = sum(bool(self._verdict.get(i)) for i in stating)
         if self.b.multi_holder and copies >= 2:
-            return self._joint([i for i, _ in spans])
+            return self._joint(stating)
         rec = self.record(*spans[0])
         if self.test("fast_path", [rec]).success:  # the other holders get their alone replays (`_alone`)
             return "fast_path", [rec.hit], [rec]
         if not self.b.multi_holder or len(spans) < 2:
             return None
-        return self._joint([i for i, _ in spans])
+        return self._joint(stating)
 
     def _joint(self, holders: list[int]) -> Found | None:
         """The multi-holder fast path: every occurrence of the answer masked in every holder in one replay (a

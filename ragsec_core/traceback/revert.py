@@ -126,6 +126,7 @@ class Revert(Session):
         suspects = [g for g in groups if any(r in wrote for r in g)]
         if len(groups) < 2 or len(suspects) == len(groups):
             return recs
-        if suspects and self.test("prune", [r for g in suspects for r in g]).success:
-            return [r for g in suspects for r in g]
+        theirs = [r for g in suspects for r in g]
+        if theirs and self.test("prune", theirs).success:
+            return theirs
         return self._prune(groups)
