@@ -6,18 +6,24 @@ from __future__ import annotations
 
 import json
 import random
+import re
 
 import pytest
 
 from ragsec_core._util.errors import RagsecError
 from ragsec_core.bench.attack_forms import (
     BAIT_REPEATS,
+    FAQ_TEMPLATES,
+    HIDDEN_WRAPPERS,
+    INJECT_TEMPLATES,
+    SOUP_ANSWERS,
     FormBuilder,
     bait_noise_text,
     bait_words,
     form_texts,
     hotflip_text,
     plant_mode,
+    soup_text,
 )
 from ragsec_core.bench.attacks import AttackRecord, load_attack
 from ragsec_core.bench.planting import PlantedCorpus, changed_sentences
@@ -125,6 +131,48 @@ def test_bait_noise_planted_embedded_has_exact_gold(planted):
     [text] = FormBuilder("bait-noise", planted.base, 0.5, 3).texts(REC, 1)
     assert text.startswith(CLAIM + " ") and len(text) > len(CLAIM) + 20
     assert FormBuilder("bait-noise", planted.base, 0.5, 3).texts(REC, 1) == [text]
+    _, retriever = planted.apply(planted.plan(REC, [text], "embedded", 0.5, random.Random(0)))
+    _assert_embedded_gold(planted, retriever, text)
+
+
+# ---------------------------------------------------------------- soup and the held-out forms
+
+def test_soup_is_the_claims_and_questions_words_around_the_answer_twice():
+    text = soup_text(CLAIM, QUESTION, "Mara Eskell", random.Random(4))
+    assert text == soup_text(CLAIM, QUESTION, "Mara Eskell", random.Random(4))
+    assert text.count("Mara Eskell") == SOUP_ANSWERS and not any(c in text for c in ".,?")
+    rest = text.replace("Mara Eskell", " ").split()
+    plain = [w for w in rest if w.isalpha() and w.islower()]
+    assert 0 < len(plain) < len(rest)  # some words disguised, not all
+    assert set(plain) <= set(re.findall(r"[a-z]+", f"{CLAIM} {QUESTION}".lower()))
+
+
+def _templates_of(form: str) -> tuple[str, ...]:
+    return {"inject": INJECT_TEMPLATES, "hidden": HIDDEN_WRAPPERS, "faq": FAQ_TEMPLATES}[form]
+
+
+def _fill(template: str) -> str:
+    return template.format(q=QUESTION.rstrip("?"), a="Mara Eskell", c=CLAIM)
+
+
+@pytest.mark.parametrize("form", ["inject", "hidden", "faq"])
+def test_held_out_forms_fill_a_seeded_template(form):
+    """Each text is one of its form's templates filled with the record (the question without its mark, the
+    false answer, or the claim verbatim), drawn per (seed, record, text): stable, and every template in use."""
+    rec = AttackRecord("v1", QUESTION, (CLAIM,) * 3, "Mara Eskell", ("Jens Holm",), ())
+    texts = form_texts(rec, form, seed=0)
+    filled = {_fill(t) for t in _templates_of(form)}
+    assert len(texts) == 3 and set(texts) <= filled and texts == form_texts(rec, form, seed=0)
+    assert form_texts(rec, form, 1, seed=0) == texts[:1]
+    drawn = {t for seed in range(30) for t in form_texts(rec, form, seed=seed)}
+    assert drawn == filled
+    assert all("??" not in t and "Jens Holm" not in t for t in drawn)
+    assert all(("Mara Eskell" in t) for t in drawn) and all((CLAIM in t) == (form == "hidden") for t in drawn)
+
+
+@pytest.mark.parametrize("form", ["soup", "inject", "hidden", "faq"])
+def test_built_forms_planted_embedded_have_exact_gold(planted, form):
+    [text] = FormBuilder(form, planted.base, 0.5, 1).texts(REC, 1)
     _, retriever = planted.apply(planted.plan(REC, [text], "embedded", 0.5, random.Random(0)))
     _assert_embedded_gold(planted, retriever, text)
 

@@ -16,8 +16,11 @@ from ragsec_core._util.paths import shared_data_dir
 # of the claim's and the question's words around the false answer, no sentences at all (built once as a
 # held-out check, tuned to nothing; the boundary's stuffing rule reads it since its first run). blind and
 # garag read RAGDefender's files (--data blind_nq.json, labels from target_queries_nq.json beside it).
+# inject, hidden and faq were added on 5 Dec as held-out forms, after every rule of the boundary: an
+# instruction to the assistant to give the false answer, the claim in markup a browser hides, a terse
+# "Q: ... A: ..." pair.
 PLANT_MODES = ("embedded", "standalone")
-ATTACK_FORMS = ("black", "text", "hotflip", "bait-noise", "blind", "garag", "soup")
+ATTACK_FORMS = ("black", "text", "hotflip", "bait-noise", "blind", "garag", "soup", "inject", "hidden", "faq")
 
 # bench speed: its sections ("hybrid" is only the hybrid part of "retrieval") and its default events file
 SPEED_SECTIONS = ("traceback", "retrieval", "hybrid", "attention", "startup")
