@@ -12,6 +12,7 @@ from ragsec_core.data.spans import (
     find_ci,
     is_query_bait,
     merge,
+    opens_element,
     rank_sentences,
     sentence_spans,
     subtract,
@@ -116,6 +117,20 @@ def test_sentences_split_after_citation_markers():
     assert [t[a:b] for a, b in sentence_spans(t)] == [
         "It was sold by Sprint.[18][19]", "when did it come out.", "A.A. Milne wrote it.[a]", "Yes."
     ]
+
+
+def test_markup_between_sentences_goes_with_the_sentence_it_opens_or_closes():
+    """spaCy alone glues "</div> Next" into one sentence and cuts "-->" in two; read with the tags blanked,
+    each wrapper stays whole with the sentences it wraps, and tags inside a sentence stay inside it."""
+    t = ("The tower is tall.<div hidden>It was built by Mara. She was young.</div> Host again. "
+         "<!-- A comment here. --> <br/> The <b>Beast</b> castle.")
+    assert [t[a:b] for a, b in sentence_spans(t)] == [
+        "The tower is tall.", "<div hidden>It was built by Mara.", "She was young.</div>", "Host again.",
+        "<!-- A comment here. --> <br/>", "The <b>Beast</b> castle."]
+    plain = "The tower is tall. It was built by Mara. Host again."
+    assert sentence_spans(plain) == [(0, 18), (19, 40), (41, 52)]
+    assert opens_element("<div hidden>It was.") and opens_element("<!-- x") and opens_element('<span style="a">x')
+    assert not any(opens_element(x) for x in ("</div> x", "--> x", "<br/> x", "It <b>was</b>.", "a < b > c"))
 
 
 def test_answer_occurrences_are_whole_words():

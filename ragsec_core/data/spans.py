@@ -117,23 +117,68 @@ _CITATION_END = re.compile(r"[.!?][\"'”’)]*(?:" + CITATION_MARKER + r")+\s+(
 _SEAM = re.compile(r"(?<=[\w)\]])\s+(?=(?:" + "|".join(sorted(w.capitalize() for w in CLAUSE_OPENERS)) + r")\s+[a-z])")
 
 
+# A markup tag, as a scraper that keeps HTML leaves it in a passage: an element's opening or closing tag, or
+# a comment's delimiters. spaCy reads "head.</div> Also, …" as one sentence and cuts "-->" in two.
+_MARKUP = re.compile(r"<!--|-->|</?[A-Za-z][\w-]*(?:\s[^<>]*)?/?>")
+
+
 def sentence_spans(text: str, limit: int = MAX_SENTENCES) -> list[Span]:
     """spaCy's rule-based sentencizer (works offline), also split after citation markers and at seams, as
-    trimmed spans. A fresh list each call (callers may change it) over one parse per text: the boundary's
-    rules (`splice`, `misspelling`, `cohesion`) each split the same implicated chunk."""
+    trimmed spans; markup tags between sentences go with the sentence they open or close (`_with_markup`).
+    A fresh list each call (callers may change it) over one parse per text: the boundary's rules
+    (`splice`, `misspelling`, `cohesion`) each split the same implicated chunk."""
     return list(_sentences(text)[:limit])
 
 
 @lru_cache(maxsize=512)
 def _sentences(text: str) -> tuple[Span, ...]:
-    doc = _sentencizer()(text)
+    tags = [m.span() for m in _MARKUP.finditer(text)]
+    plain = text
+    for a, b in tags:  # blanked to spaces of the same length: offsets stay the text's
+        plain = plain[:a] + " " * (b - a) + plain[b:]
+    doc = _sentencizer()(plain)
     spans = []
     for sent in doc.sents:
         cuts = [sent.start_char] + sorted(
-            [m.end() for m in _CITATION_END.finditer(text, sent.start_char, sent.end_char)]
-            + [m.end() for m in _SEAM.finditer(text, sent.start_char, sent.end_char)])
-        spans += [trim(text, (a, b)) for a, b in zip(cuts, cuts[1:] + [sent.end_char])]
-    return tuple(s for s in spans if s[1] > s[0])
+            [m.end() for m in _CITATION_END.finditer(plain, sent.start_char, sent.end_char)]
+            + [m.end() for m in _SEAM.finditer(plain, sent.start_char, sent.end_char)])
+        spans += [trim(plain, (a, b)) for a, b in zip(cuts, cuts[1:] + [sent.end_char])]
+    return _with_markup(text, [s for s in spans if s[1] > s[0]], tags)
+
+
+def opens_element(sentence: str) -> bool:
+    """The sentence starts with an element's opening tag or a comment's opening delimiter."""
+    m = _MARKUP.match(sentence)
+    return m is not None and _opens(m.group())
+
+
+def _opens(tag: str) -> bool:
+    return tag == "<!--" or (tag != "-->" and not tag.startswith("</") and not tag.endswith("/>"))
+
+
+def _with_markup(text: str, spans: list[Span], tags: list[Span]) -> tuple[Span, ...]:
+    """The sentences read with their markup blanked out, given it back: a tag left between two sentences
+    joins the next when it opens an element or a comment, the one before when it closes one (or stands
+    alone, `<br/>`), so a hidden claim's sentences carry its wrapper and the host's do not."""
+    out = list(spans)
+    for a, b in tags:
+        if any(s <= a and b <= e for s, e in out):
+            continue  # inside a sentence: already covered
+        opens = _opens(text[a:b])
+        after = [i for i, (s, _) in enumerate(out) if s >= b]
+        before = [i for i, (_, e) in enumerate(out) if e <= a]
+        if opens and after:
+            i = after[0]
+            out[i] = (a, out[i][1])
+        elif before:
+            i = before[-1]
+            out[i] = (out[i][0], b)
+        elif after:
+            i = after[0]
+            out[i] = (a, out[i][1])
+        else:
+            out.append((a, b))
+    return tuple(sorted(out))
 
 
 def rank_sentences(text: str, answer: str, masked: Sequence[Span] = ()) -> list[Span]:

@@ -23,7 +23,7 @@ from ragsec_core._util.text import (
     tokenize,
     word_spans,
 )
-from ragsec_core.data.spans import Span, find_ci, is_query_bait, query_share, sentence_spans
+from ragsec_core.data.spans import Span, find_ci, is_query_bait, opens_element, query_share, sentence_spans
 from ragsec_core.data.trace import contains_norm
 
 BAIT_SHARE = 0.6  # a bait run holds at least this share of the query's distinct content words
@@ -39,6 +39,8 @@ SALAD_REACH = 3  # sentences after the claim block within which a salad run stil
 # a sentence end, also before citation markers and editor's tags (".[18]", ".[citation needed]")
 _SENTENCE_END = re.compile(r"[.!?:;]" + AFTER_CLOSE)
 _GAP_END = re.compile(r"[.!?]")
+_QUOTED = re.compile(r"[\"“]([^\"“”]{1,300})[\"”]")  # a quotation, its inside as group 1
+_LABEL = re.compile(r"\w+(?: \w+)?:")  # at most two words and a colon: "Q:", "User question:"
 _CLAUSE_MARK = re.compile(r"[.!?,;:()\"“”]")  # punctuation of written clauses, which keyword salad lacks
 
 
@@ -140,7 +142,8 @@ def region(text: str, seed: Span, anchor: str, query: str) -> Span:
 def marked_start(text: str, start: int, query: str) -> bool:
     """The block that starts at `start` opens on the attack's own mark, as `region` draws it: its first
     sentence is query bait or keyword salad, a bait run starts the block (glued), or the sentence opens
-    with a prefix run (`_prefix_run`). There the text says where the poison starts (`premise` asks the
+    with a prefix run (`_prefix_run`), or it bears its writer's mark (`authors_mark`: a markup element
+    opens there, or it quotes the query). There the text says where the poison starts (`premise` asks the
     local LM only about blocks that open unmarked)."""
     sent = next(((start, b) for a, b in sentence_spans(text) if a <= start < b), None)
     if sent is None:
@@ -148,7 +151,19 @@ def marked_start(text: str, start: int, query: str) -> bool:
     first = text[sent[0] : sent[1]]
     runs = bait_runs(text, query)
     return (is_query_bait(first, query) or is_word_salad(first) or any(r.start == start for r in runs)
-            or _prefix_run(text, sent, runs))
+            or _prefix_run(text, sent, runs) or authors_mark(text, sent, query))
+
+
+def authors_mark(text: str, sent: Span, query: str) -> bool:
+    """The sentence opens a markup element (`spans.opens_element`: a hidden `<div>`, a comment) or quotes
+    the query: a quotation made mostly of the query's words that holds as many of them as a bait run ('the
+    answer to "who sang it?" is'). Either marks where its writer's text starts: a host passage has no
+    reason to quote the user's question, and an element is wrapped where its author chose."""
+    if opens_element(text[sent[0] : sent[1]]):
+        return True
+    q = set(tokenize(query))
+    return bool(q) and any(is_query_bait(m.group(1), query) and len(q & set(tokenize(m.group(1)))) >= _bait_need(q)
+                           for m in _QUOTED.finditer(text, *sent))
 
 
 def _antecedent(texts: list[str], k: int) -> int:
@@ -294,9 +309,11 @@ def _prefix_run(text: str, sent: Span, runs: list[BaitRun]) -> bool:
 
 def _glued(text: str, sent: Span, runs: list[BaitRun]) -> int | None:
     """The first bait run inside the sentence that follows a full stop, colon or semicolon there (no
-    space after it, or a lower-case start the splitter did not take for a sentence)."""
+    space after it, or a lower-case start the splitter did not take for a sentence). A label that opens
+    the sentence and introduces the run ("Question: how many …", `_LABEL`) is the run's own, not host text."""
     a, b = sent
-    return next((r.start for r in runs if a < r.start < b and _SENTENCE_END.search(text[a : r.start].rstrip())), None)
+    start = next((r.start for r in runs if a < r.start < b and _SENTENCE_END.search(text[a : r.start].rstrip())), None)
+    return a if start is not None and _LABEL.fullmatch(text[a:start].strip()) else start
 
 
 def claim_span(text: str, anchor: str) -> Span | None:
