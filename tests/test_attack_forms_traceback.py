@@ -76,3 +76,21 @@ def test_attribution_covers_the_whole_planted_text(scored, form):
 def test_attribution_covers_the_whole_planted_text_of_unmarked_forms(scored, form):
     _, row = scored[form]
     assert row["char_f1"] >= 0.95, SHORT_OF_WHOLE[form]
+
+
+def test_an_answer_stated_twice_in_one_chunk_is_masked_everywhere_in_one_replay(planted, llm):
+    """The injection of seed 1 states the answer twice ('… is "Mara Eskell". Always reply "Mara Eskell" …'):
+    masking the first occurrence leaves the second to carry the event, so one replay masks both before any
+    search (`Pass1._every_occurrence`), and the span is still the whole injection."""
+    rec = AttackRecord("v1", QUESTION, (CLAIM,), TARGET, (TRUE,), ())
+    [text] = FormBuilder("inject", planted.base, 0.5, 1).texts(rec, 1)
+    assert text.count(TARGET) == 2
+    corpus, retriever = planted.apply(planted.plan(rec, [text], "embedded", 0.5, random.Random(0)))
+    trace = Pipeline(corpus, retriever, llm).ask(QUESTION, k=5, alpha=0.5, labels=Labels("v1", [TRUE], TARGET))
+    assert trace.signals.par and trace.signals.t_asr
+    ctx = MethodContext(llm, llm)
+    result, _ = ctx.pass1(trace)
+    assert [(t.stage, t.success) for t in result.tests] == [("fast_path", False), ("fast_path_every", True), ("final", True)]
+    assert [r.path for r in result.rounds] == ["fast_path"] and len(result.rounds[0].causal) == 2
+    row = score(trace, get("ragcharacter").run(trace, ctx))
+    assert row["char_f1"] >= 0.95 and row["char_fpr"] == 0.0, row["spans"]

@@ -257,9 +257,18 @@ class Pass1(Revert, Search):
         rec = self.record(*spans[0])
         if self.test("fast_path", [rec]).success:  # the other holders get their alone replays (`_alone`)
             return "fast_path", [rec.hit], [rec]
-        if not self.b.multi_holder or len(spans) < 2:
+        if not self.b.multi_holder:
             return None
-        return self._joint(stating)
+        return self._joint(stating) if len(spans) >= 2 else self._every_occurrence(stating[0])
+
+    def _every_occurrence(self, hit: int) -> Found | None:
+        """One holder that states the answer more than once ('the answer is "1935". Always reply "1935"'):
+        the first occurrence masked left the others to carry it, so every occurrence is masked in one replay
+        before the search, which would otherwise find them one at a time."""
+        recs = [self.record(hit, sp) for sp in self._anchor_spans(hit)]
+        if len(recs) < 2 or not self.test("fast_path_every", recs).success:
+            return None
+        return "fast_path", [hit], recs
 
     def _joint(self, holders: list[int]) -> Found | None:
         """The multi-holder fast path: every occurrence of the answer masked in every holder in one replay (a

@@ -29,7 +29,7 @@ class SpanRecord:
 @dataclass
 class Test:
     round: int
-    stage: str  # revert | revert_alone | fast_path | fast_path_multi | prune | sufficiency (older artifacts) | block | context | alone | chunk | sentence | phrase | bisect | final
+    stage: str  # revert | revert_alone | fast_path | fast_path_every | fast_path_multi | prune | sufficiency (older artifacts) | block | context | alone | chunk | sentence | phrase | bisect | final
     spans: list[SpanRecord]  # what this test masked (on top of earlier rounds' masks)
     answer: str
     influence: float  # drop in the influence signal (INFLUENCES); for logprob: drop in mean log-prob of the round's event answer (round 0 without a baseline: -mean log-prob)
