@@ -133,9 +133,7 @@ def sentence_spans(text: str, limit: int = MAX_SENTENCES) -> list[Span]:
 @lru_cache(maxsize=512)
 def _sentences(text: str) -> tuple[Span, ...]:
     tags = [m.span() for m in _MARKUP.finditer(text)]
-    plain = text
-    for a, b in tags:  # blanked to spaces of the same length: offsets stay the text's
-        plain = plain[:a] + " " * (b - a) + plain[b:]
+    plain = _MARKUP.sub(lambda m: " " * len(m.group()), text)  # same length: offsets stay the text's
     doc = _sentencizer()(plain)
     spans = []
     for sent in doc.sents:
@@ -164,18 +162,12 @@ def _with_markup(text: str, spans: list[Span], tags: list[Span]) -> tuple[Span, 
     for a, b in tags:
         if any(s <= a and b <= e for s, e in out):
             continue  # inside a sentence: already covered
-        opens = _opens(text[a:b])
-        after = [i for i, (s, _) in enumerate(out) if s >= b]
-        before = [i for i, (_, e) in enumerate(out) if e <= a]
-        if opens and after:
-            i = after[0]
-            out[i] = (a, out[i][1])
-        elif before:
-            i = before[-1]
-            out[i] = (out[i][0], b)
-        elif after:
-            i = after[0]
-            out[i] = (a, out[i][1])
+        nxt = next((i for i, (s, _) in enumerate(out) if s >= b), None)
+        prev = max((i for i, (_, e) in enumerate(out) if e <= a), default=None)
+        if nxt is not None and (_opens(text[a:b]) or prev is None):
+            out[nxt] = (a, out[nxt][1])
+        elif prev is not None:
+            out[prev] = (out[prev][0], b)
         else:
             out.append((a, b))
     return tuple(sorted(out))

@@ -161,9 +161,8 @@ def authors_mark(text: str, sent: Span, query: str) -> bool:
     reason to quote the user's question, and an element is wrapped where its author chose."""
     if opens_element(text[sent[0] : sent[1]]):
         return True
-    q = set(tokenize(query))
-    return bool(q) and any(is_query_bait(m.group(1), query) and len(q & set(tokenize(m.group(1)))) >= _bait_need(q)
-                           for m in _QUOTED.finditer(text, *sent))
+    return any(is_query_bait(m.group(1), query) and _aimed(set(tokenize(m.group(1))), query)
+               for m in _QUOTED.finditer(text, *sent))
 
 
 def _antecedent(texts: list[str], k: int) -> int:
@@ -351,7 +350,8 @@ def _stuffed(texts: list[str], k: int, query: str) -> bool:
 
 
 def _aimed(words: set[str], query: str) -> bool:
-    """Salad words aimed at the query: they hold `BAIT_SHARE` of its content words (`_bait_need`)."""
+    """Words aimed at the query (salad's, a quotation's): they hold `BAIT_SHARE` of its content words
+    (`_bait_need`)."""
     q = set(tokenize(query))
     return bool(q) and len(words & q) >= _bait_need(q)
 
