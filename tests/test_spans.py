@@ -12,7 +12,9 @@ from ragsec_core.data.spans import (
     find_ci,
     is_query_bait,
     merge,
+    element_end,
     opens_element,
+    opens_hidden,
     rank_sentences,
     sentence_spans,
     subtract,
@@ -131,6 +133,19 @@ def test_markup_between_sentences_goes_with_the_sentence_it_opens_or_closes():
     assert sentence_spans(plain) == [(0, 18), (19, 40), (41, 52)]
     assert opens_element("<div hidden>It was.") and opens_element("<!-- x") and opens_element('<span style="a">x')
     assert not any(opens_element(x) for x in ("</div> x", "--> x", "<br/> x", "It <b>was</b>.", "a < b > c"))
+
+
+def test_hidden_elements_and_where_an_element_closes():
+    """A browser hides a comment, the `hidden` attribute and a hiding style; CSS's "overflow: hidden" and a
+    class name hide nothing. An element closes at its own closing tag, nested ones of its name counted."""
+    assert all(opens_hidden(x) for x in ("<div hidden>It.", '<span style="display: none">It.', "<!-- It",
+                                         "<p style='visibility:hidden'>It.", "<DIV HIDDEN=''>It."))
+    assert not any(opens_hidden(x) for x in ("<div>It.", '<div style="overflow: hidden">It.',
+                                             '<div class="hidden-xs">It.', "</div hidden>", "It <b hidden>."))
+    t = "a <div hidden>x <div>y</div> z</div> b <!-- c --> d"
+    assert t[: element_end(t, 2)] == "a <div hidden>x <div>y</div> z</div>"
+    assert t[t.index("<!--") : element_end(t, t.index("<!--"))] == "<!-- c -->"
+    assert element_end("<div>open", 0) is None and element_end("no tag", 0) is None
 
 
 def test_answer_occurrences_are_whole_words():

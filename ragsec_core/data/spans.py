@@ -150,6 +150,39 @@ def opens_element(sentence: str) -> bool:
     return m is not None and _opens(m.group())
 
 
+# An opening tag whose content a browser does not render: a comment, the `hidden` attribute (not CSS's
+# "overflow: hidden"), or a style that hides it. Text that a reader never sees and a model reads is the
+# classic vehicle of indirect prompt injection; a page's visible text has no reason to hide a claim.
+_HIDES = re.compile(r"<!--|<[A-Za-z][^<>]*(?:(?<!:)\shidden(?=[\s=/>])|display\s*:\s*none|visibility\s*:\s*hidden)[^<>]*>",
+                    re.IGNORECASE)
+
+
+def opens_hidden(sentence: str) -> bool:
+    """The sentence starts with an element or comment that a browser does not render (`_HIDES`)."""
+    m = _MARKUP.match(sentence)
+    return m is not None and _opens(m.group()) and _HIDES.fullmatch(m.group()) is not None
+
+
+def element_end(text: str, start: int) -> int | None:
+    """Where the element or comment whose opening tag starts at `start` closes (the end of its closing tag,
+    nested elements of its name counted), or None when it does not open one or is not closed in `text`."""
+    m = _MARKUP.match(text, start)
+    if m is None or not _opens(m.group()):
+        return None
+    if m.group() == "<!--":
+        close = text.find("-->", m.end())
+        return None if close < 0 else close + 3
+    name = re.match(r"<([A-Za-z][\w-]*)", m.group()).group(1).lower()  # type: ignore[union-attr]
+    depth = 1
+    for t in _MARKUP.finditer(text, m.end()):
+        tag = t.group().lower()
+        if re.match(rf"</?{re.escape(name)}[\s>/]", tag):
+            depth += -1 if tag.startswith("</") else 0 if tag.endswith("/>") else 1
+            if depth == 0:
+                return t.end()
+    return None
+
+
 def _opens(tag: str) -> bool:
     return tag == "<!--" or (tag != "-->" and not tag.startswith("</") and not tag.endswith("/>"))
 

@@ -24,7 +24,8 @@ from ragsec_core.data.spans import Span, sentence_spans
 from ragsec_core.data.trace import Trace
 from ragsec_core.traceback.cohesion import MIN_HOST_WORDS
 from ragsec_core.traceback.evidence import Evidence
-from ragsec_core.traceback.splice import authors_mark, claim_span, marked_start
+from ragsec_core.traceback.marks import authors_mark
+from ragsec_core.traceback.splice import claim_span, marked_start
 
 PREMISE_GAIN = 0.0  # nats per token a sentence must read better after the premise than in place
 PREMISE_REACH = 3  # sentences before an unmarked block that may be its set-up
@@ -61,7 +62,7 @@ def set_up_before_claim(trace: Trace, hit: int, anchor: str, evidence: Evidence)
 def _earliest_set_up(trace: Trace, hit: int, start: int, anchor: str, evidence: Evidence) -> Span | None:
     """The earliest of the `PREMISE_REACH` sentences that end before `start` written for the premise, read in
     order and no further than the first that is (the readings a stored run logged are these). None lies
-    before a sentence with its writer's mark (`splice.authors_mark`: a markup element opens there, or it
+    before a sentence with its writer's mark (`marks.authors_mark`: a markup element opens there, or it
     quotes the query): the poison starts there at the earliest."""
     text = trace.hits[hit].text
     before = [s for s in sentence_spans(text) if s[1] <= start][-PREMISE_REACH:]

@@ -11,7 +11,6 @@ its first sentence does not point back to text before it (`refers_back`).
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 
@@ -23,10 +22,18 @@ from ragsec_core._util.text import (
     tokenize,
     word_spans,
 )
-from ragsec_core.data.spans import Span, find_ci, is_query_bait, opens_element, query_share, sentence_spans
+from ragsec_core.data.spans import (
+    Span,
+    element_end,
+    find_ci,
+    is_query_bait,
+    opens_hidden,
+    query_share,
+    sentence_spans,
+)
 from ragsec_core.data.trace import contains_norm
+from ragsec_core.traceback.marks import aimed, authors_mark, bait_need, quotes_query
 
-BAIT_SHARE = 0.6  # a bait run holds at least this share of the query's distinct content words
 LEAD_WORDS = 8  # a sentence opening with a bait run within this many words is bait
 PREFIX_TAIL = 2  # words between a prefix run and the capitalised clause start it is glued to
 BAIT_REACH = 5  # sentences before the claim within which bait opens the same planted block
@@ -36,10 +43,14 @@ SALAD_MIN_WORDS = 4
 SALAD_FUNCTION_SHARE = 0.05
 SALAD_RUN_WORDS = 16  # words without a function word or a comma that make a salad run inside a sentence
 SALAD_REACH = 3  # sentences after the claim block within which a salad run still belongs to it
+# Block starts (`_bait_start`) that bear the writer's own mark: a quotation of the user's question, an
+# element hidden from the reader. A claim under one is the writer's, not the host's.
+MARKED_STARTS = ("quoted", "hidden")
+# Block starts that show the claim was written for this query or for the model alone
+TARGETED_STARTS = ("strong", "glued", *MARKED_STARTS)
 # a sentence end, also before citation markers and editor's tags (".[18]", ".[citation needed]")
 _SENTENCE_END = re.compile(r"[.!?:;]" + AFTER_CLOSE)
 _GAP_END = re.compile(r"[.!?]")
-_QUOTED = re.compile(r"[\"“]([^\"“”]{1,300})[\"”]")  # a quotation, its inside as group 1
 _LABEL = re.compile(r"\w+(?: \w+)?:")  # at most two words and a colon: "Q:", "User question:"
 _CLAUSE_MARK = re.compile(r"[.!?,;:()\"“”]")  # punctuation of written clauses, which keyword salad lacks
 
@@ -55,11 +66,11 @@ class BaitRun:
 def bait_runs(text: str, query: str) -> list[BaitRun]:
     """Maximal runs of words inside one sentence whose content words come from the query (stopwords ride
     along, and up to one foreign word per query word, as an optimiser flips some), holding at least
-    `BAIT_SHARE` of the query's distinct content words (three at least)."""
+    `marks.BAIT_SHARE` of the query's distinct content words (three at least)."""
     q = set(tokenize(query))
     if not q:
         return []
-    need = _bait_need(q)
+    need = bait_need(q)
     words = word_spans(text)
     runs: list[BaitRun] = []
     i = 0
@@ -99,11 +110,14 @@ def region(text: str, seed: Span, anchor: str, query: str) -> Span:
     """The planted block around the claim. The claim sentence is the sentence of this chunk that states
     the event string as keyword stuffing aimed at the query (a salad sentence, or a salad run glued into a
     host sentence: then the run alone is the block), else the one that shares most words with the query (a
-    benign host may name the answer too). The block starts at the bait that opens the claim
+    benign host may name the answer too) among those under the writer's own mark if any (`MARKED_STARTS`:
+    a host sentence may share more of the query's words than an injection cut after its quotation). The
+    block starts at the bait that opens the claim
     (`_bait_start`), else at the claim sentence itself: an earlier sentence that also states the event
     string is as often the host's own mention. It ends after the unbroken run of sentences from the claim
     on that state the event string, takes one sentence that mostly repeats the query or restates the claim
-    (`_restates`), and keyword salad on either side (`_salad_after`, `_salad_before`). Without a sentence
+    (`_restates`), and keyword salad on either side (`_salad_after`, `_salad_before`); a block that opens a
+    hidden element runs at least to where the element closes (`spans.element_end`). Without a sentence
     that states the event string, the block grows from the sentence that holds `seed` (the replay's causal
     span)."""
     sents = sentence_spans(text)
@@ -114,13 +128,14 @@ def region(text: str, seed: Span, anchor: str, query: str) -> Span:
         return seed
     glued = {k: run for k in claims if (run := _glued_salad(text, sents[k], anchor, query)) is not None}
     stuffing = [k for k in claims if k in glued or (is_word_salad(texts[k]) and _stuffed(texts, k, query))]
+    runs = bait_runs(text, query)
     if stuffing:
         start = min(stuffing)
     elif claims:
-        start = max(claims, key=lambda k: (query_share(texts[k], query), -k))
+        marked = [k for k in claims if _bait_start(text, sents, k, query, runs)[1] in MARKED_STARTS]
+        start = max(marked or claims, key=lambda k: (query_share(texts[k], query), -k))
     else:
         start = own[0]
-    runs = bait_runs(text, query)
     begin, kind = _bait_start(text, sents, start, query, runs)
     if kind == "none":
         begin = sents[_antecedent(texts, start)][0]
@@ -134,6 +149,8 @@ def region(text: str, seed: Span, anchor: str, query: str) -> Span:
     if hi + 1 < len(sents) and (is_query_bait(texts[hi + 1], query) or _restates(text, sents[hi + 1], anchor, runs)):
         hi += 1
     hi = _salad_after(texts, hi)
+    if kind == "hidden" and (close := element_end(text, begin)) is not None:  # the hidden element is all the writer's
+        hi = max(hi, max(k for k, (a, _) in enumerate(sents) if a < close))
     at = next((k for k, (_, b) in enumerate(sents) if b > begin), start)
     first = _salad_before(texts, at)
     return (sents[first][0] if first < at else begin, sents[hi][1])
@@ -152,17 +169,6 @@ def marked_start(text: str, start: int, query: str) -> bool:
     runs = bait_runs(text, query)
     return (is_query_bait(first, query) or is_word_salad(first) or any(r.start == start for r in runs)
             or _prefix_run(text, sent, runs) or authors_mark(text, sent, query))
-
-
-def authors_mark(text: str, sent: Span, query: str) -> bool:
-    """The sentence opens a markup element (`spans.opens_element`: a hidden `<div>`, a comment) or quotes
-    the query: a quotation made mostly of the query's words that holds as many of them as a bait run ('the
-    answer to "who sang it?" is'). Either marks where its writer's text starts: a host passage has no
-    reason to quote the user's question, and an element is wrapped where its author chose."""
-    if opens_element(text[sent[0] : sent[1]]):
-        return True
-    return any(is_query_bait(m.group(1), query) and _aimed(set(tokenize(m.group(1))), query)
-               for m in _QUOTED.finditer(text, *sent))
 
 
 def _antecedent(texts: list[str], k: int) -> int:
@@ -194,7 +200,7 @@ def refers_back(sentence: str) -> bool:
 def _glued_salad(text: str, sent: Span, anchor: str, query: str) -> Span | None:
     """Keyword stuffing glued to host text inside one sentence (no full stop between them): in a sentence
     that is not salad as a whole, a run of at least `SALAD_RUN_WORDS` words without a function word or
-    clause punctuation that states the event string and holds `BAIT_SHARE` of the query's content words.
+    clause punctuation that states the event string and holds `marks.BAIT_SHARE` of the query's content words.
     Written English does not go on that long without an article, a preposition, an auxiliary or a comma."""
     a, b = sent
     if is_word_salad(text[a:b]):
@@ -210,7 +216,7 @@ def _glued_salad(text: str, sent: Span, anchor: str, query: str) -> Span | None:
         run = [w] if w[2] not in STOPWORDS else []
     if best is None or not find_ci(text[best[0] : best[1]], anchor):
         return None
-    return best if _aimed(set(tokenize(text[best[0] : best[1]])), query) else None
+    return best if aimed(set(tokenize(text[best[0] : best[1]])), query) else None
 
 
 def _restates(text: str, sent: Span, anchor: str, runs: list[BaitRun]) -> bool:
@@ -262,15 +268,24 @@ def _bait_start(text: str, sents: list[Span], lo: int, query: str, runs: list[Ba
     run that follows a full stop, colon or semicolon inside its sentence starts the block itself (the
     poison was glued to the host sentence before it). Without bait before it, a claim sentence that opens
     with a bait run is its own start (an optimised prefix glued to the claim). `runs` are the chunk's
-    `bait_runs`. Returns the start and its kind (strong, glued, weak, or none)."""
+    `bait_runs`. A sentence with the writer's own mark, the claim sentence included, ends the search:
+    one that quotes the user's question (`marks.quotes_query`: bait further back is the host's, as in a
+    passage on the song "Great Gig in the Sky?") or opens an element a browser hides (`spans.opens_hidden`).
+    Returns the start and its kind (strong, glued, weak, none, or a mark: quoted, hidden)."""
     own = _glued(text, sents[lo], runs)
     if own is not None:  # the claim sentence itself swallowed the end of its host sentence
         return own, "glued"
     weak: tuple[int, int, str] | None = None  # (sentence, start offset, kind)
-    for k in range(lo - 1, max(-1, lo - 1 - BAIT_REACH), -1):
+    for k in range(lo, max(-1, lo - 1 - BAIT_REACH), -1):
         if weak is not None and weak[0] - k > STRONG_REACH:
             break
         a, b = sents[k]
+        if quotes_query(text, sents[k], query):
+            return a, "quoted"  # the writer aims at the question here: bait further back is the host's
+        if opens_hidden(text[a:b]):
+            return a, "hidden"  # an element a browser hides: its text was written for the model alone
+        if k == lo:
+            continue
         if is_query_bait(text[a:b], query):
             while k > 0 and is_query_bait(text[sents[k - 1][0] : sents[k - 1][1]], query):
                 k -= 1  # the bait sentences right before it belong to the same opening (question, restatement)
@@ -335,30 +350,18 @@ def query_targeted(text: str, anchor: str, query: str) -> bool:
         hits = find_ci(texts[k], anchor)
         if any(_words_between(text, r, (a + x, a + y)) <= ANSWER_REACH for r in runs if a <= r.start < b for x, y in hits):
             return True
-        if _bait_start(text, sents, k, query, runs)[1] in ("strong", "glued") or _stuffed(texts, k, query):
+        if _bait_start(text, sents, k, query, runs)[1] in TARGETED_STARTS or _stuffed(texts, k, query):
             return True
     return False
 
 
 def _stuffed(texts: list[str], k: int, query: str) -> bool:
     """Keyword salad at the claim sentence `k` (the claim itself, the salad right before it, or within
-    `SALAD_REACH` sentences after it, as `region` takes it in) whose words hold `BAIT_SHARE` of the query's
+    `SALAD_REACH` sentences after it, as `region` takes it in) whose words hold `marks.BAIT_SHARE` of the query's
     content words: stuffing aimed at this query. Written text, a host's lists included, keeps its function
     words."""
     salad = texts[_salad_before(texts, k) : _salad_after(texts, k) + 1]  # the claim itself may be salad (soup)
-    return _aimed({w for t in salad if is_word_salad(t, fragment=True) for w in tokenize(t)}, query)
-
-
-def _aimed(words: set[str], query: str) -> bool:
-    """Words aimed at the query (salad's, a quotation's): they hold `BAIT_SHARE` of its content words
-    (`_bait_need`)."""
-    q = set(tokenize(query))
-    return bool(q) and len(words & q) >= _bait_need(q)
-
-
-def _bait_need(q: set[str]) -> int:
-    """How many of the query's distinct content words bait holds: `BAIT_SHARE` of them, three at least."""
-    return min(len(q), max(3, math.ceil(BAIT_SHARE * len(q))))
+    return aimed({w for t in salad if is_word_salad(t, fragment=True) for w in tokenize(t)}, query)
 
 
 def _words_between(text: str, run: BaitRun, answer: Span) -> int:
