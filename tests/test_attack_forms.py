@@ -14,9 +14,12 @@ from ragsec_core._util.errors import RagsecError
 from ragsec_core.bench.attack_forms import (
     BAIT_REPEATS,
     FAQ_TEMPLATES,
+    FORUM_TEMPLATES,
+    FORUM_USERS,
     HIDDEN_WRAPPERS,
     INJECT_TEMPLATES,
     SOUP_ANSWERS,
+    TABLE_TEMPLATES,
     FormBuilder,
     bait_noise_text,
     bait_words,
@@ -170,7 +173,31 @@ def test_held_out_forms_fill_a_seeded_template(form):
     assert all(("Mara Eskell" in t) for t in drawn) and all((CLAIM in t) == (form == "hidden") for t in drawn)
 
 
-@pytest.mark.parametrize("form", ["soup", "inject", "hidden", "faq"])
+def test_jsonld_is_valid_json_holding_the_question_and_the_claim_or_the_answer():
+    """Structured data as a page embeds it: a schema.org FAQPage whose accepted answer is the claim, or a
+    plain record of the question and the false answer; both parse as JSON, and both shapes are drawn."""
+    rec = AttackRecord("v1", QUESTION, (CLAIM,), "Mara Eskell", ("Jens Holm",), ())
+    drawn = {t for seed in range(20) for t in form_texts(rec, "jsonld", seed=seed)}
+    parsed = [json.loads(t) for t in drawn]
+    assert len(drawn) == 2 and all("Jens Holm" not in t for t in drawn)
+    faq = next(p for p in parsed if p.get("@type") == "FAQPage")["mainEntity"][0]
+    assert faq["name"] == QUESTION.rstrip("?") + "?" and faq["acceptedAnswer"]["text"] == CLAIM
+    record = next(p for p in parsed if "answer" in p)
+    assert record == {"question": QUESTION.rstrip("?") + "?", "answer": "Mara Eskell", "verified": True}
+
+
+def test_forum_and_table_fill_their_seeded_templates():
+    """A forum reply holds the claim verbatim under one of the handles; a table row holds the question and
+    the false answer; every template is drawn and a draw is stable."""
+    rec = AttackRecord("v1", QUESTION, (CLAIM,), "Mara Eskell", ("Jens Holm",), ())
+    forum = {t for seed in range(40) for t in form_texts(rec, "forum", seed=seed)}
+    assert forum == {t.format(u=u, c=CLAIM) for t in FORUM_TEMPLATES for u in FORUM_USERS}
+    table = {t for seed in range(20) for t in form_texts(rec, "table", seed=seed)}
+    assert table == {_fill(t) for t in TABLE_TEMPLATES} and all("\n| " in t for t in table)
+    assert form_texts(rec, "forum", seed=3) == form_texts(rec, "forum", seed=3)
+
+
+@pytest.mark.parametrize("form", ["soup", "inject", "hidden", "faq", "jsonld", "forum", "table"])
 def test_built_forms_planted_embedded_have_exact_gold(planted, form):
     [text] = FormBuilder(form, planted.base, 0.5, 1).texts(REC, 1)
     _, retriever = planted.apply(planted.plan(REC, [text], "embedded", 0.5, random.Random(0)))

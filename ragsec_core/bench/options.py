@@ -18,9 +18,12 @@ from ragsec_core._util.paths import shared_data_dir
 # garag read RAGDefender's files (--data blind_nq.json, labels from target_queries_nq.json beside it).
 # inject, hidden and faq were added on 5 Dec as held-out forms, after every rule of the boundary: an
 # instruction to the assistant to give the false answer, the claim in markup a browser hides, a terse
-# "Q: ... A: ..." pair.
+# "Q: ... A: ..." pair. jsonld, forum and table were added on 5 Dec as held-out forms, after the rules of r47:
+# a page's structured data (schema.org FAQPage or a plain record), the claim in a forum reply, a markdown
+# table row.
 PLANT_MODES = ("embedded", "standalone")
-ATTACK_FORMS = ("black", "text", "hotflip", "bait-noise", "blind", "garag", "soup", "inject", "hidden", "faq")
+ATTACK_FORMS = ("black", "text", "hotflip", "bait-noise", "blind", "garag", "soup", "inject", "hidden", "faq",
+                "jsonld", "forum", "table")
 
 # bench speed: its sections ("hybrid" is only the hybrid part of "retrieval") and its default events file
 SPEED_SECTIONS = ("traceback", "retrieval", "hybrid", "attention", "startup")
