@@ -97,3 +97,15 @@ def word_spans(text: str) -> list[tuple[int, int, str]]:
 def tokenize(text: str) -> list[str]:
     """Lower-cased word tokens without stopwords: BM25, the monitor and the attacks must agree on words."""
     return [t for t in _TOKEN.findall(text.lower()) if t not in STOPWORDS]
+
+
+def bare_question(question: str) -> str:
+    """The question as an attack text quotes it: without its closing mark or surrounding space, so the
+    writer adds its own ('?', '.')."""
+    return question.strip().rstrip("?. ")
+
+
+def black_box_text(question: str, adv: str) -> str:
+    """PoisonedRAG's black-box form: the question as a sentence of its own (retrieval bait), then the
+    adversarial text."""
+    return f"{bare_question(question)}. {adv}"

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from ragsec_core._util.text import tokenize
+from ragsec_core._util.text import bare_question, black_box_text, tokenize
 from ragsec_core.bench.attacks import AttackRecord
 from ragsec_core.chameleon.attack import Encoder, Objective, detokenize, optimise_gradient, query_keywords, words
 from ragsec_core.retrieval.hybrid import HybridRetriever
@@ -159,14 +159,9 @@ HIDDEN_WRAPPERS = ('<span style="display:none">{c}</span>', "<div hidden>{c}</di
 FAQ_TEMPLATES = ("Q: {q}? A: {a}.", "FAQ. Question: {q}? Answer: {a}.")
 
 
-def _question(question: str) -> str:
-    """The question as a template quotes it: no closing mark or space (the template adds its own '?')."""
-    return question.strip().rstrip("?. ")
-
-
 def inject_text(question: str, answer: str, rng: random.Random) -> str:
     """An indirect prompt injection: an instruction to the assistant to give the false answer."""
-    return rng.choice(INJECT_TEMPLATES).format(q=_question(question), a=answer)
+    return rng.choice(INJECT_TEMPLATES).format(q=bare_question(question), a=answer)
 
 
 def hidden_text(claim: str, rng: random.Random) -> str:
@@ -176,7 +171,7 @@ def hidden_text(claim: str, rng: random.Random) -> str:
 
 def faq_text(question: str, answer: str, rng: random.Random) -> str:
     """A terse question-and-answer pair: the shortest poison, a few words beside a long host."""
-    return rng.choice(FAQ_TEMPLATES).format(q=_question(question), a=answer)
+    return rng.choice(FAQ_TEMPLATES).format(q=bare_question(question), a=answer)
 
 
 # ---------------------------------------------------------------- held out: jsonld, forum, table
@@ -200,7 +195,7 @@ TABLE_TEMPLATES = (
 
 def jsonld_text(question: str, claim: str, answer: str, rng: random.Random) -> str:
     """A schema.org FAQPage whose accepted answer is the claim, or a plain question-answer record."""
-    q = f"{_question(question)}?"
+    q = f"{bare_question(question)}?"
     if rng.random() < 0.5:
         return json.dumps({"@context": "https://schema.org", "@type": "FAQPage", "mainEntity": [
             {"@type": "Question", "name": q, "acceptedAnswer": {"@type": "Answer", "text": claim.strip()}}]}, ensure_ascii=False)
@@ -214,7 +209,7 @@ def forum_text(claim: str, rng: random.Random) -> str:
 
 def table_text(question: str, answer: str, rng: random.Random) -> str:
     """The question and the false answer as a markdown table row under its header."""
-    return rng.choice(TABLE_TEMPLATES).format(q=_question(question), a=answer)
+    return rng.choice(TABLE_TEMPLATES).format(q=bare_question(question), a=answer)
 
 
 # ---------------------------------------------------------------- the forms
@@ -225,7 +220,7 @@ def form_texts(rec: AttackRecord, form: str, n: int | None = None, *, seed: int 
     the retriever's `encoder`; `bait-noise` takes its corpus words from the `related` passages."""
     advs = rec.adv_texts[:n]
     if form == "black":
-        return [f"{rec.question.rstrip('?. ')}. {a}" for a in advs]
+        return [black_box_text(rec.question, a) for a in advs]
     if form in ("text", "blind", "garag"):  # RAGDefender's documents are planted as they are
         return list(advs)
     if form == "hotflip":

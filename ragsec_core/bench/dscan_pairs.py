@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ragsec_core._util.errors import RagsecError
+from ragsec_core._util.text import black_box_text
 from ragsec_core.data.corpus import read_json
 
 N_DOCS, N_POISON = 5, 2
@@ -69,16 +70,15 @@ def build_pair(rec: dict[str, Any], seed: int, count: Callable[[str], int] = len
     positions = sorted(rng.sample(range(N_DOCS), N_POISON))
     advs = rng.sample(list(rec["adv_texts"]), N_POISON)
     poisoned, poisoned_text = list(clean), list(clean)
-    prefix = f"{rec['question'].rstrip('?. ')}. "  # the black-box form: the question, then the adversarial text
     for pos, adv in zip(positions, advs):
-        poisoned[pos] = prefix + adv
+        poisoned[pos] = black_box_text(rec["question"], adv)
         poisoned_text[pos] = adv
     spare = [str(c.get("text", "")) for c in rec["context"][N_DOCS:]]
     spare_qm = list(spare)
     clean_lm, clean_qm = list(clean), list(clean)
     for pos in positions:
         clean_lm[pos] = match_length(clean[pos], count(poisoned[pos]), spare, count)
-        clean_qm[pos] = match_length(f"{prefix}{clean[pos]}", count(poisoned[pos]), spare_qm, count)
+        clean_qm[pos] = match_length(black_box_text(rec["question"], clean[pos]), count(poisoned[pos]), spare_qm, count)
     return {"clean": clean, "poisoned": poisoned, "poisoned_text": poisoned_text, "positions": positions,
             "clean_lm": clean_lm, "clean_qm": clean_qm}
 

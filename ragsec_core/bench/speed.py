@@ -26,6 +26,7 @@ from ragsec_core._util.atomic import write_text_atomic
 from ragsec_core._util.errors import RagsecError
 from ragsec_core._util.extras import require
 from ragsec_core._util.paths import cache_dir
+from ragsec_core._util.text import black_box_text
 from ragsec_core.bench import speed_chroma, speed_parts
 from ragsec_core.bench.attacks import load_attack
 from ragsec_core.bench.methods import gold_spans
@@ -134,7 +135,7 @@ def traceback_speed(
     rows: list[dict[str, Any]] = []
     store = Pass0Cache(data, seed, max_questions, first)
     for q, rec in enumerate(records):
-        advs = [f"{rec.question.rstrip('?. ')}. {a}" for a in rec.adv_texts][:1]  # black form, P = 1
+        advs = [black_box_text(rec.question, a) for a in rec.adv_texts][:1]  # black form, P = 1
         corpus, retriever = planted.with_poisons(rec, advs, "embedded", 1.0, rng)  # always: keeps the seeded draws
         if q < first:
             continue

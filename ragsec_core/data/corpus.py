@@ -20,6 +20,7 @@ from ragsec_core._util.inputs import MAX_DOC_CHARS, MAX_DOCUMENTS, check_upload
 from ragsec_core._util.paths import data_dir, sample_corpora_dir
 from ragsec_core._util.safeio import exists as _exists
 from ragsec_core._util.safeio import read_json, read_text, scrub
+from ragsec_core._util.text import black_box_text
 from ragsec_core.data.spans import trim
 
 SAMPLE_DIR = sample_corpora_dir()
@@ -335,7 +336,7 @@ def _attack_json(path: Path) -> tuple[list[Document], list[Query]]:
         for j, ctx in enumerate(r.get("context", []) or []):
             docs.append(Document(f"{qid}-ctx{j}", str(ctx.get("text", "")), str(ctx.get("title", ""))))
         for j, adv in enumerate(r.get("adv_texts", []) or []):
-            text = f"{r['question'].rstrip('?. ')}. {adv}"
+            text = black_box_text(r['question'], adv)
             docs.append(Document(f"{qid}-adv{j}", text, "", ((0, len(text)),), target))
     for d in docs:
         if len(d.text) > MAX_DOC_CHARS:
