@@ -9,12 +9,9 @@ from ragsec_core.data.spans import (
     attribution_span,
     bisect_minimal,
     candidate_spans,
-    element_end,
     find_ci,
     is_query_bait,
     merge,
-    opens_element,
-    opens_hidden,
     rank_sentences,
     sentence_spans,
     subtract,
@@ -119,33 +116,6 @@ def test_sentences_split_after_citation_markers():
     assert [t[a:b] for a, b in sentence_spans(t)] == [
         "It was sold by Sprint.[18][19]", "when did it come out.", "A.A. Milne wrote it.[a]", "Yes."
     ]
-
-
-def test_markup_between_sentences_goes_with_the_sentence_it_opens_or_closes():
-    """spaCy alone glues "</div> Next" into one sentence and cuts "-->" in two; read with the tags blanked,
-    each wrapper stays whole with the sentences it wraps, and tags inside a sentence stay inside it."""
-    t = ("The tower is tall.<div hidden>It was built by Mara. She was young.</div> Host again. "
-         "<!-- A comment here. --> <br/> The <b>Beast</b> castle.")
-    assert [t[a:b] for a, b in sentence_spans(t)] == [
-        "The tower is tall.", "<div hidden>It was built by Mara.", "She was young.</div>", "Host again.",
-        "<!-- A comment here. --> <br/>", "The <b>Beast</b> castle."]
-    plain = "The tower is tall. It was built by Mara. Host again."
-    assert sentence_spans(plain) == [(0, 18), (19, 40), (41, 52)]
-    assert opens_element("<div hidden>It was.") and opens_element("<!-- x") and opens_element('<span style="a">x')
-    assert not any(opens_element(x) for x in ("</div> x", "--> x", "<br/> x", "It <b>was</b>.", "a < b > c"))
-
-
-def test_hidden_elements_and_where_an_element_closes():
-    """A browser hides a comment, the `hidden` attribute and a hiding style; CSS's "overflow: hidden" and a
-    class name hide nothing. An element closes at its own closing tag, nested ones of its name counted."""
-    assert all(opens_hidden(x) for x in ("<div hidden>It.", '<span style="display: none">It.', "<!-- It",
-                                         "<p style='visibility:hidden'>It.", "<DIV HIDDEN=''>It."))
-    assert not any(opens_hidden(x) for x in ("<div>It.", '<div style="overflow: hidden">It.',
-                                             '<div class="hidden-xs">It.', "</div hidden>", "It <b hidden>."))
-    t = "a <div hidden>x <div>y</div> z</div> b <!-- c --> d"
-    assert t[: element_end(t, 2)] == "a <div hidden>x <div>y</div> z</div>"
-    assert t[t.index("<!--") : element_end(t, t.index("<!--"))] == "<!-- c -->"
-    assert element_end("<div>open", 0) is None and element_end("no tag", 0) is None
 
 
 def test_answer_occurrences_are_whole_words():

@@ -13,6 +13,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from ragsec_core._util.text import CITATION_MARKER, CLAUSE_OPENERS, DIGIT_WORDS, NUMBER_WORDS, tokenize
+from ragsec_core.data.markup import blank, json_records, markup_tags, with_markup
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -117,14 +118,10 @@ _CITATION_END = re.compile(r"[.!?][\"'”’)]*(?:" + CITATION_MARKER + r")+\s+(
 _SEAM = re.compile(r"(?<=[\w)\]])\s+(?=(?:" + "|".join(sorted(w.capitalize() for w in CLAUSE_OPENERS)) + r")\s+[a-z])")
 
 
-# A markup tag, as a scraper that keeps HTML leaves it in a passage: an element's opening or closing tag, or
-# a comment's delimiters. spaCy reads "head.</div> Also, …" as one sentence and cuts "-->" in two.
-_MARKUP = re.compile(r"<!--|-->|</?[A-Za-z][\w-]*(?:\s[^<>]*)?/?>")
-
-
 def sentence_spans(text: str, limit: int = MAX_SENTENCES) -> list[Span]:
     """spaCy's rule-based sentencizer (works offline), also split after citation markers and at seams, as
-    trimmed spans; markup tags between sentences go with the sentence they open or close (`_with_markup`).
+    trimmed spans; markup tags between sentences go with the sentence they open or close, and a JSON
+    record is one sentence of its own (`data.markup`: spaCy reads neither).
     A fresh list each call (callers may change it) over one parse per text: the boundary's rules
     (`splice`, `misspelling`, `cohesion`) each split the same implicated chunk."""
     return list(_sentences(text)[:limit])
@@ -132,78 +129,18 @@ def sentence_spans(text: str, limit: int = MAX_SENTENCES) -> list[Span]:
 
 @lru_cache(maxsize=512)
 def _sentences(text: str) -> tuple[Span, ...]:
-    tags = [m.span() for m in _MARKUP.finditer(text)]
-    plain = _MARKUP.sub(lambda m: " " * len(m.group()), text)  # same length: offsets stay the text's
+    records = json_records(text)
+    tags = [t for t in markup_tags(text) if not any(a <= t[0] and t[1] <= b for a, b in records)]
+    plain = blank(text, tags + records)  # same length: offsets stay the text's
     doc = _sentencizer()(plain)
     spans = []
     for sent in doc.sents:
         cuts = [sent.start_char] + sorted(
             [m.end() for m in _CITATION_END.finditer(plain, sent.start_char, sent.end_char)]
-            + [m.end() for m in _SEAM.finditer(plain, sent.start_char, sent.end_char)])
+            + [m.end() for m in _SEAM.finditer(plain, sent.start_char, sent.end_char)]
+            + [x for r in records for x in r if sent.start_char < x < sent.end_char])  # a record inside it
         spans += [trim(plain, (a, b)) for a, b in zip(cuts, cuts[1:] + [sent.end_char])]
-    return _with_markup(text, [s for s in spans if s[1] > s[0]], tags)
-
-
-def opens_element(sentence: str) -> bool:
-    """The sentence starts with an element's opening tag or a comment's opening delimiter."""
-    m = _MARKUP.match(sentence)
-    return m is not None and _opens(m.group())
-
-
-# An opening tag whose content a browser does not render: a comment, the `hidden` attribute (not CSS's
-# "overflow: hidden"), or a style that hides it. Text that a reader never sees and a model reads is the
-# classic vehicle of indirect prompt injection; a page's visible text has no reason to hide a claim.
-_HIDES = re.compile(r"<!--|<[A-Za-z][^<>]*(?:(?<!:)\shidden(?=[\s=/>])|display\s*:\s*none|visibility\s*:\s*hidden)[^<>]*>",
-                    re.IGNORECASE)
-
-
-def opens_hidden(sentence: str) -> bool:
-    """The sentence starts with an element or comment that a browser does not render (`_HIDES`)."""
-    m = _MARKUP.match(sentence)
-    return m is not None and _opens(m.group()) and _HIDES.fullmatch(m.group()) is not None
-
-
-def element_end(text: str, start: int) -> int | None:
-    """Where the element or comment whose opening tag starts at `start` closes (the end of its closing tag,
-    nested elements of its name counted), or None when it does not open one or is not closed in `text`."""
-    m = _MARKUP.match(text, start)
-    if m is None or not _opens(m.group()):
-        return None
-    if m.group() == "<!--":
-        close = text.find("-->", m.end())
-        return None if close < 0 else close + 3
-    name = re.match(r"<([A-Za-z][\w-]*)", m.group()).group(1).lower()  # type: ignore[union-attr]
-    depth = 1
-    for t in _MARKUP.finditer(text, m.end()):
-        tag = t.group().lower()
-        if re.match(rf"</?{re.escape(name)}[\s>/]", tag):
-            depth += -1 if tag.startswith("</") else 0 if tag.endswith("/>") else 1
-            if depth == 0:
-                return t.end()
-    return None
-
-
-def _opens(tag: str) -> bool:
-    return tag == "<!--" or (tag != "-->" and not tag.startswith("</") and not tag.endswith("/>"))
-
-
-def _with_markup(text: str, spans: list[Span], tags: list[Span]) -> tuple[Span, ...]:
-    """The sentences read with their markup blanked out, given it back: a tag left between two sentences
-    joins the next when it opens an element or a comment, the one before when it closes one (or stands
-    alone, `<br/>`), so a hidden claim's sentences carry its wrapper and the host's do not."""
-    out = list(spans)
-    for a, b in tags:
-        if any(s <= a and b <= e for s, e in out):
-            continue  # inside a sentence: already covered
-        nxt = next((i for i, (s, _) in enumerate(out) if s >= b), None)
-        prev = max((i for i, (_, e) in enumerate(out) if e <= a), default=None)
-        if nxt is not None and (_opens(text[a:b]) or prev is None):
-            out[nxt] = (a, out[nxt][1])
-        elif prev is not None:
-            out[prev] = (out[prev][0], b)
-        else:
-            out.append((a, b))
-    return tuple(sorted(out))
+    return with_markup(text, sorted([s for s in spans if s[1] > s[0]] + records), tags)
 
 
 def rank_sentences(text: str, answer: str, masked: Sequence[Span] = ()) -> list[Span]:

@@ -16,7 +16,8 @@ import math
 import re
 
 from ragsec_core._util.text import tokenize
-from ragsec_core.data.spans import Span, is_query_bait, opens_element
+from ragsec_core.data.markup import opens_element
+from ragsec_core.data.spans import Span, is_query_bait
 
 BAIT_SHARE = 0.6  # aimed text holds at least this share of the query's distinct content words
 # A quoted question, its inside as group 1. A quoted title holds the query's words too ('the song "It's my

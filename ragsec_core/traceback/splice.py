@@ -22,15 +22,8 @@ from ragsec_core._util.text import (
     tokenize,
     word_spans,
 )
-from ragsec_core.data.spans import (
-    Span,
-    element_end,
-    find_ci,
-    is_query_bait,
-    opens_hidden,
-    query_share,
-    sentence_spans,
-)
+from ragsec_core.data.markup import element_end, opens_hidden
+from ragsec_core.data.spans import Span, find_ci, is_query_bait, query_share, sentence_spans
 from ragsec_core.data.trace import contains_norm
 from ragsec_core.traceback.marks import aimed, authors_mark, bait_need, quotes_query
 

@@ -1,0 +1,46 @@
+"""Markup and structured data read as units (data/markup.py) and how the sentence split uses them."""
+
+from ragsec_core.data.markup import element_end, json_records, opens_element, opens_hidden
+from ragsec_core.data.spans import sentence_spans
+
+
+def test_markup_between_sentences_goes_with_the_sentence_it_opens_or_closes():
+    """spaCy alone glues "</div> Next" into one sentence and cuts "-->" in two; read with the tags blanked,
+    each wrapper stays whole with the sentences it wraps, and tags inside a sentence stay inside it."""
+    t = ("The tower is tall.<div hidden>It was built by Mara. She was young.</div> Host again. "
+         "<!-- A comment here. --> <br/> The <b>Beast</b> castle.")
+    assert [t[a:b] for a, b in sentence_spans(t)] == [
+        "The tower is tall.", "<div hidden>It was built by Mara.", "She was young.</div>", "Host again.",
+        "<!-- A comment here. --> <br/>", "The <b>Beast</b> castle."]
+    plain = "The tower is tall. It was built by Mara. Host again."
+    assert sentence_spans(plain) == [(0, 18), (19, 40), (41, 52)]
+    assert opens_element("<div hidden>It was.") and opens_element("<!-- x") and opens_element('<span style="a">x')
+    assert not any(opens_element(x) for x in ("</div> x", "--> x", "<br/> x", "It <b>was</b>.", "a < b > c"))
+
+
+def test_hidden_elements_and_where_an_element_closes():
+    """A browser hides a comment, the `hidden` attribute and a hiding style; CSS's "overflow: hidden" and a
+    class name hide nothing. An element closes at its own closing tag, nested ones of its name counted."""
+    assert all(opens_hidden(x) for x in ("<div hidden>It.", '<span style="display: none">It.', "<!-- It",
+                                         "<p style='visibility:hidden'>It.", "<DIV HIDDEN=''>It."))
+    assert not any(opens_hidden(x) for x in ("<div>It.", '<div style="overflow: hidden">It.',
+                                             '<div class="hidden-xs">It.', "</div hidden>", "It <b hidden>."))
+    t = "a <div hidden>x <div>y</div> z</div> b <!-- c --> d"
+    assert t[: element_end(t, 2)] == "a <div hidden>x <div>y</div> z</div>"
+    assert t[t.index("<!--") : element_end(t, t.index("<!--"))] == "<!-- c -->"
+    assert element_end("<div>open", 0) is None and element_end("no tag", 0) is None
+
+
+def test_a_json_record_is_one_sentence_and_braces_that_do_not_parse_stay_prose():
+    """spaCy cuts a record after every '?",' and glues its '{"' to the host sentence before it; a record
+    that parses is one sentence, inside a host sentence too. A formula's braces and a Python dict's quotes
+    do not parse, and an empty object holds nothing."""
+    rec = '{"question": "who recorded it?", "answer": "Frank Sinatra", "verified": true}'
+    t = f"It was in Blue Hawaii. {rec} Later it was recorded. A formula {{\\displaystyle A={{\\frac {{1}}{{2}}}}}} holds."
+    assert [t[a:b] for a, b in sentence_spans(t)] == [
+        "It was in Blue Hawaii.", rec, "Later it was recorded.", "A formula {\\displaystyle A={\\frac {1}{2}}} holds."]
+    mid = f"The song {rec} was a hit."
+    assert [mid[a:b] for a, b in sentence_spans(mid)] == ["The song", rec, "was a hit."]
+    nested = '{"@type": "FAQPage", "mainEntity": [{"name": "q?", "acceptedAnswer": {"text": "A. B."}}]}'
+    assert json_records(f"x {nested} y") == [(2, 2 + len(nested))]
+    assert json_records("Gell, {'1': \", '2': \"} (born 1945) and {} and {\"a\": }") == []
