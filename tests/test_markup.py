@@ -1,6 +1,6 @@
 """Markup and structured data read as units (data/markup.py) and how the sentence split uses them."""
 
-from ragsec_core.data.markup import element_end, json_records, opens_element, opens_hidden
+from ragsec_core.data.markup import element_end, json_records, opens_element, opens_hidden, records
 from ragsec_core.data.spans import sentence_spans
 
 
@@ -44,3 +44,15 @@ def test_a_json_record_is_one_sentence_and_braces_that_do_not_parse_stay_prose()
     nested = '{"@type": "FAQPage", "mainEntity": [{"name": "q?", "acceptedAnswer": {"text": "A. B."}}]}'
     assert json_records(f"x {nested} y") == [(2, 2 + len(nested))]
     assert json_records("Gell, {'1': \", '2': \"} (born 1945) and {} and {\"a\": }") == []
+
+
+def test_a_markdown_table_with_its_title_is_one_sentence_and_ends_at_its_last_pipe():
+    """Rows on consecutive lines are one unit, with a short title line right above them; prose after the
+    last row's last pipe on the same line is the host's, and a citation marker before the title is not
+    part of it. One line of cells is no table."""
+    t = "It is tall.[4] Quick facts\n| Fact | Value |\n| who wrote it | John Williams | The theme was Lalo's."
+    assert [t[a:b] for a, b in sentence_spans(t)] == [
+        "It is tall.[4]", "Quick facts\n| Fact | Value |\n| who wrote it | John Williams |", "The theme was Lalo's."]
+    t = "It is tall. | Question | Answer |\n|---|---|\n| who wrote it? | John Williams |"
+    assert [t[a:b] for a, b in sentence_spans(t)][1:] == ["| Question | Answer |\n|---|---|\n| who wrote it? | John Williams |"]
+    assert records("A | B | C is one line. It is tall.") == []

@@ -1,10 +1,12 @@
 """Markup and structured data inside a passage, read as units.
 
-A scraper that keeps HTML leaves tags in a chunk, and one that keeps a page's scripts leaves its structured
-data (a JSON record: schema.org's FAQPage, an API's answer). spaCy's sentencizer reads neither: it glues
-"head.</div> Also, …" into one sentence, cuts "-->" in two, and cuts a JSON record after every '?",'. The
-sentence split (`spans.sentence_spans`) reads the prose with both blanked out (`blank`), gives each tag back
-to the sentence it opens or closes (`with_markup`) and each record back as a sentence of its own. The
+A scraper that keeps HTML leaves tags in a chunk, and one that keeps a page's scripts or tables leaves its
+structured data (a JSON record: schema.org's FAQPage, an API's answer; a markdown table). spaCy's
+sentencizer reads none of them: it glues "head.</div> Also, …" into one sentence, cuts "-->" in two, cuts
+a JSON record after every '?",' and runs a table's last cell into the host sentence after it. The sentence
+split (`spans.sentence_spans`) reads the prose with all of them blanked out (`blank`), gives each tag back
+to the sentence it opens or closes (`with_markup`) and each structured unit (`records`) back as a sentence
+of its own. The
 boundary reads the marks they carry: an element a browser hides (`opens_hidden`) and where it closes
 (`element_end`).
 """
@@ -27,11 +29,29 @@ MARKUP = re.compile(r"<!--|-->|</?[A-Za-z][\w-]*(?:\s[^<>]*)?/?>")
 _HIDES = re.compile(r"<!--|<[A-Za-z][^<>]*(?:(?<!:)\shidden(?=[\s=/>])|display\s*:\s*none|visibility\s*:\s*hidden)[^<>]*>",
                     re.IGNORECASE)
 _DECODER = json.JSONDecoder()
+# A markdown table: two or more rows on consecutive lines, each of two or more cells between pipes (the
+# header and its `|---|` rule count as rows), with its title when a short line without a sentence's end
+# or a citation marker stands right above it ("Quick facts"). It runs to its last row's last pipe: text after that on the same
+# line is not a cell.
+_ROW = r"\|(?:[^|\n]*\|){2,}"
+_TITLE = r"(?:[^\s|.!?\[\]][^\n|.!?\]]{0,39}[ \t]*\n[ \t]*)?"  # not a citation marker's "[4]"
+_TABLE = re.compile(_TITLE + _ROW + r"(?:[ \t]*\n[ \t]*" + _ROW + r")+")
 
 
 def markup_tags(text: str) -> list[Span]:
     """Every markup tag in the text."""
     return [m.span() for m in MARKUP.finditer(text)]
+
+
+def records(text: str) -> list[Span]:
+    """The structured units of the text, in order: JSON records (`json_records`) and markdown tables,
+    outermost only (a table inside a record's string is the record's)."""
+    found = sorted(json_records(text) + [m.span() for m in _TABLE.finditer(text)])
+    out: list[Span] = []
+    for a, b in found:
+        if not out or a >= out[-1][1]:
+            out.append((a, b))
+    return out
 
 
 def json_records(text: str) -> list[Span]:

@@ -13,7 +13,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from ragsec_core._util.text import CITATION_MARKER, CLAUSE_OPENERS, DIGIT_WORDS, NUMBER_WORDS, tokenize
-from ragsec_core.data.markup import blank, json_records, markup_tags, with_markup
+from ragsec_core.data.markup import blank, markup_tags, records, with_markup
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -121,7 +121,7 @@ _SEAM = re.compile(r"(?<=[\w)\]])\s+(?=(?:" + "|".join(sorted(w.capitalize() for
 def sentence_spans(text: str, limit: int = MAX_SENTENCES) -> list[Span]:
     """spaCy's rule-based sentencizer (works offline), also split after citation markers and at seams, as
     trimmed spans; markup tags between sentences go with the sentence they open or close, and a JSON
-    record is one sentence of its own (`data.markup`: spaCy reads neither).
+    record or a markdown table is one sentence of its own (`data.markup.records`: spaCy reads neither).
     A fresh list each call (callers may change it) over one parse per text: the boundary's rules
     (`splice`, `misspelling`, `cohesion`) each split the same implicated chunk."""
     return list(_sentences(text)[:limit])
@@ -129,18 +129,18 @@ def sentence_spans(text: str, limit: int = MAX_SENTENCES) -> list[Span]:
 
 @lru_cache(maxsize=512)
 def _sentences(text: str) -> tuple[Span, ...]:
-    records = json_records(text)
-    tags = [t for t in markup_tags(text) if not any(a <= t[0] and t[1] <= b for a, b in records)]
-    plain = blank(text, tags + records)  # same length: offsets stay the text's
+    units = records(text)
+    tags = [t for t in markup_tags(text) if not any(a <= t[0] and t[1] <= b for a, b in units)]
+    plain = blank(text, tags + units)  # same length: offsets stay the text's
     doc = _sentencizer()(plain)
     spans = []
     for sent in doc.sents:
         cuts = [sent.start_char] + sorted(
             [m.end() for m in _CITATION_END.finditer(plain, sent.start_char, sent.end_char)]
             + [m.end() for m in _SEAM.finditer(plain, sent.start_char, sent.end_char)]
-            + [x for r in records for x in r if sent.start_char < x < sent.end_char])  # a record inside it
+            + [x for u in units for x in u if sent.start_char < x < sent.end_char])  # a unit inside it
         spans += [trim(plain, (a, b)) for a, b in zip(cuts, cuts[1:] + [sent.end_char])]
-    return with_markup(text, sorted([s for s in spans if s[1] > s[0]] + records), tags)
+    return with_markup(text, sorted([s for s in spans if s[1] > s[0]] + units), tags)
 
 
 def rank_sentences(text: str, answer: str, masked: Sequence[Span] = ()) -> list[Span]:
