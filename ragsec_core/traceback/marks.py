@@ -3,7 +3,7 @@
 A host passage was written for its own readers. Two things in a chunk say that someone else wrote a part of
 it, and where that part starts: a quotation of the user's *question* (an injection tells the assistant what to
 answer to "who sang it?"; a host has no reason to quote the question a user will ask), and a markup element
-that opens there (an element is wrapped where its author chose; one a browser hides, `spans.opens_hidden`,
+that opens there (an element is wrapped where its author chose; one a browser hides, `markup.opens_hidden`,
 holds text meant for the model and not the reader). The boundary reads them in `splice` (where a block starts
 and which claim is the writer's) and `premise` (how far back a set-up reading may look). How many of the
 query's words make text "aimed" at it is also fixed here, once: bait runs, keyword salad and quotations share
@@ -26,7 +26,7 @@ _QUOTED = re.compile(r"[\"“]([^\"“”]{1,300}\?)[\"”]")
 
 
 def authors_mark(text: str, sent: Span, query: str) -> bool:
-    """The sentence opens a markup element (`spans.opens_element`: a hidden `<div>`, a comment) or quotes
+    """The sentence opens a markup element (`markup.opens_element`: a hidden `<div>`, a comment) or quotes
     the user's question (`quotes_query`): either marks where its writer's text starts."""
     return opens_element(text[sent[0] : sent[1]]) or quotes_query(text, sent, query)
 

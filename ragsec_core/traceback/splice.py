@@ -110,7 +110,7 @@ def region(text: str, seed: Span, anchor: str, query: str) -> Span:
     string is as often the host's own mention. It ends after the unbroken run of sentences from the claim
     on that state the event string, takes one sentence that mostly repeats the query or restates the claim
     (`_restates`), and keyword salad on either side (`_salad_after`, `_salad_before`); a block that opens a
-    hidden element runs at least to where the element closes (`spans.element_end`). Without a sentence
+    hidden element runs at least to where the element closes (`markup.element_end`). Without a sentence
     that states the event string, the block grows from the sentence that holds `seed` (the replay's causal
     span)."""
     sents = sentence_spans(text)
@@ -263,7 +263,7 @@ def _bait_start(text: str, sents: list[Span], lo: int, query: str, runs: list[Ba
     with a bait run is its own start (an optimised prefix glued to the claim). `runs` are the chunk's
     `bait_runs`. A sentence with the writer's own mark, the claim sentence included, ends the search:
     one that quotes the user's question (`marks.quotes_query`: bait further back is the host's, as in a
-    passage on the song "Great Gig in the Sky?") or opens an element a browser hides (`spans.opens_hidden`).
+    passage on the song "Great Gig in the Sky?") or opens an element a browser hides (`markup.opens_hidden`).
     Returns the start and its kind (strong, glued, weak, none, or a mark: quoted, hidden)."""
     own = _glued(text, sents[lo], runs)
     if own is not None:  # the claim sentence itself swallowed the end of its host sentence
