@@ -11,6 +11,8 @@ import html
 import re
 import unicodedata
 
+Span = tuple[int, int]  # a half-open (start, end) character interval of a text
+
 _HIDDEN_CATEGORIES = {"Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp"}
 
 

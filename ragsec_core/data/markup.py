@@ -16,10 +16,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # spans imports this module for its sentence split
-    from ragsec_core.data.spans import Span
+from ragsec_core._util.text import Span
 
 # A markup tag: an element's opening or closing tag, or a comment's delimiters.
 MARKUP = re.compile(r"<!--|-->|</?[A-Za-z][\w-]*(?:\s[^<>]*)?/?>")

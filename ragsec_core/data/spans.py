@@ -12,13 +12,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from ragsec_core._util.text import CITATION_MARKER, CLAUSE_OPENERS, DIGIT_WORDS, NUMBER_WORDS, tokenize
+from ragsec_core._util.text import CITATION_MARKER, CLAUSE_OPENERS, DIGIT_WORDS, NUMBER_WORDS, Span, tokenize
 from ragsec_core.data.markup import blank, markup_tags, records, with_markup
 
 if TYPE_CHECKING:
     from spacy.language import Language
 
-Span = tuple[int, int]
 
 MIN_SENTENCE_CHARS = 8
 MAX_SENTENCES = 50
