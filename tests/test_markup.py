@@ -56,3 +56,14 @@ def test_a_markdown_table_with_its_title_is_one_sentence_and_ends_at_its_last_pi
     t = "It is tall. | Question | Answer |\n|---|---|\n| who wrote it? | John Williams |"
     assert [t[a:b] for a, b in sentence_spans(t)][1:] == ["| Question | Answer |\n|---|---|\n| who wrote it? | John Williams |"]
     assert records("A | B | C is one line. It is tall.") == []
+
+
+def test_an_element_a_browser_hides_is_cut_from_the_visible_sentence_around_it():
+    """A bare title host has no full stop, so spaCy reads the comment glued after it as the title's
+    sentence; text no reader sees is no part of a visible sentence, while a visible inline tag stays inside."""
+    t = "Ocean of Confusion: Songs 1990–1996 <!-- Cleo had 5 members. Thus, more. --> The band formed."
+    assert [t[a:b] for a, b in sentence_spans(t)] == [
+        "Ocean of Confusion: Songs 1990–1996", "<!-- Cleo had 5 members.", "Thus, more. -->", "The band formed."]
+    t = 'Host text <span style="display:none">claim here</span> goes on. It <b>was</b> fine.'
+    assert [t[a:b] for a, b in sentence_spans(t)] == [
+        "Host text", '<span style="display:none">claim here</span>', "goes on.", "It <b>was</b> fine."]

@@ -77,6 +77,12 @@ def blank(text: str, spans: Sequence[Span]) -> str:
     return "".join(chars)
 
 
+def hidden_elements(text: str, tags: Sequence[Span]) -> list[Span]:
+    """Each element among `tags` that a browser hides, from its opening tag to its close (or the text's
+    end). What a reader never sees is no part of a visible sentence: the split cuts around it."""
+    return [(a, element_end(text, a) or len(text)) for a, _ in tags if opens_hidden(text[a:])]
+
+
 def opens_element(sentence: str) -> bool:
     """The sentence starts with an element's opening tag or a comment's opening delimiter."""
     m = MARKUP.match(sentence)

@@ -13,7 +13,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from ragsec_core._util.text import CITATION_MARKER, CLAUSE_OPENERS, DIGIT_WORDS, NUMBER_WORDS, Span, tokenize
-from ragsec_core.data.markup import blank, markup_tags, records, with_markup
+from ragsec_core.data.markup import blank, hidden_elements, markup_tags, records, with_markup
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -119,7 +119,8 @@ _SEAM = re.compile(r"(?<=[\w)\]])\s+(?=(?:" + "|".join(sorted(w.capitalize() for
 
 def sentence_spans(text: str, limit: int = MAX_SENTENCES) -> list[Span]:
     """spaCy's rule-based sentencizer (works offline), also split after citation markers and at seams, as
-    trimmed spans; markup tags between sentences go with the sentence they open or close, and a JSON
+    trimmed spans; markup tags between sentences go with the sentence they open or close, an element a
+    browser hides is cut from the visible text around it, and a JSON
     record or a markdown table is one sentence of its own (`data.markup.records`: spaCy reads neither).
     A fresh list each call (callers may change it) over one parse per text: the boundary's rules
     (`splice`, `misspelling`, `cohesion`) each split the same implicated chunk."""
@@ -131,13 +132,14 @@ def _sentences(text: str) -> tuple[Span, ...]:
     units = records(text)
     tags = [t for t in markup_tags(text) if not any(a <= t[0] and t[1] <= b for a, b in units)]
     plain = blank(text, tags + units)  # same length: offsets stay the text's
+    bounds = units + hidden_elements(text, tags)
     doc = _sentencizer()(plain)
     spans = []
     for sent in doc.sents:
         cuts = [sent.start_char] + sorted(
             [m.end() for m in _CITATION_END.finditer(plain, sent.start_char, sent.end_char)]
             + [m.end() for m in _SEAM.finditer(plain, sent.start_char, sent.end_char)]
-            + [x for u in units for x in u if sent.start_char < x < sent.end_char])  # a unit inside it
+            + [x for u in bounds for x in u if sent.start_char < x < sent.end_char])  # a unit or hidden text inside it
         spans += [trim(plain, (a, b)) for a, b in zip(cuts, cuts[1:] + [sent.end_char])]
     return with_markup(text, sorted([s for s in spans if s[1] > s[0]] + units), tags)
 
