@@ -194,6 +194,16 @@ def test_a_host_sentence_naming_the_answer_before_a_glued_prefix_stays_out():
     assert _block(text, planted) == planted
 
 
+def test_a_claim_that_opens_with_its_own_bait_leaves_host_bait_further_back_out():
+    """A prefix glued to its claim is a weak start, and a weak start gives way to strong bait only within
+    `STRONG_REACH` sentences: a host sentence made of the query's words four sentences back is the host's
+    (a passage on the song "What Child Is This?" before a planted table row)."""
+    planted = "military councillors pleaded recommends drops atom bomb onto temporarily usa earliest hiroshima In 1945 " + CLAIM
+    text = ("The name of the atom bomb dropped by the USA on Hiroshima? " + HOST_A + "Its crew numbered twelve. "
+            + planted + HOST_B)
+    assert _block(text, planted) == planted
+
+
 def test_a_fluent_host_sentence_opening_with_query_words_is_not_bait():
     """Only a prefix glued to a clause of its own (no full stop before a capitalised 'In', 'The', ...) is
     weak bait; a host sentence that opens with the query's words is not."""

@@ -261,7 +261,8 @@ def _bait_start(text: str, sents: list[Span], lo: int, query: str, runs: list[Ba
     run that follows a full stop, colon or semicolon inside its sentence starts the block itself (the
     poison was glued to the host sentence before it). Without bait before it, a claim sentence that opens
     with a bait run is its own start (an optimised prefix glued to the claim). `runs` are the chunk's
-    `bait_runs`. A sentence with the writer's own mark, the claim sentence included, ends the search:
+    `bait_runs`. A claim sentence that opens with its own bait run is a weak start from the outset, so only
+    strong bait within `STRONG_REACH` sentences before it takes its place. A sentence with the writer's own mark, the claim sentence included, ends the search:
     one that quotes the user's question (`marks.quotes_query`: bait further back is the host's, as in a
     passage on the song "Great Gig in the Sky?") or opens an element a browser hides (`markup.opens_hidden`).
     Returns the start and its kind (strong, glued, weak, none, or a mark: quoted, hidden)."""
@@ -277,7 +278,8 @@ def _bait_start(text: str, sents: list[Span], lo: int, query: str, runs: list[Ba
             return a, "quoted"  # the writer aims at the question here: bait further back is the host's
         if opens_hidden(text[a:b]):
             return a, "hidden"  # an element a browser hides: its text was written for the model alone
-        if k == lo:
+        if k == lo:  # a claim that opens with its own bait run is a weak start already
+            weak = (lo, a, "weak") if _prefix_run(text, sents[lo], runs) else None
             continue
         if is_query_bait(text[a:b], query):
             while k > 0 and is_query_bait(text[sents[k - 1][0] : sents[k - 1][1]], query):
