@@ -6,9 +6,8 @@ sentencizer reads none of them: it glues "head.</div> Also, …" into one senten
 a JSON record after every '?",' and runs a table's last cell into the host sentence after it. The sentence
 split (`spans.sentence_spans`) reads the prose with all of them blanked out (`blank`), gives each tag back
 to the sentence it opens or closes (`with_markup`) and each structured unit (`records`) back as a sentence
-of its own. The
-boundary reads the marks they carry: an element a browser hides (`opens_hidden`) and where it closes
-(`element_end`).
+of its own, and cuts around text a browser hides (`hidden_elements`). The boundary reads the marks they
+carry: an element a browser hides (`opens_hidden`) and where it closes (`element_end`).
 """
 
 from __future__ import annotations
@@ -29,8 +28,8 @@ _HIDES = re.compile(r"<!--|<[A-Za-z][^<>]*(?:(?<!:)\shidden(?=[\s=/>])|display\s
 _DECODER = json.JSONDecoder()
 # A markdown table: two or more rows on consecutive lines, each of two or more cells between pipes (the
 # header and its `|---|` rule count as rows), with its title when a short line without a sentence's end
-# or a citation marker stands right above it ("Quick facts"). It runs to its last row's last pipe: text after that on the same
-# line is not a cell.
+# or a citation marker stands right above it ("Quick facts"). It runs to its last row's last pipe: text
+# after that on the same line is not a cell.
 _ROW = r"\|(?:[^|\n]*\|){2,}"
 _TITLE = r"(?:[^\s|.!?\[\]][^\n|.!?\]]{0,39}[ \t]*\n[ \t]*)?"  # not a citation marker's "[4]"
 _TABLE = re.compile(_TITLE + _ROW + r"(?:[ \t]*\n[ \t]*" + _ROW + r")+")
@@ -80,7 +79,7 @@ def blank(text: str, spans: Sequence[Span]) -> str:
 def hidden_elements(text: str, tags: Sequence[Span]) -> list[Span]:
     """Each element among `tags` that a browser hides, from its opening tag to its close (or the text's
     end). What a reader never sees is no part of a visible sentence: the split cuts around it."""
-    return [(a, element_end(text, a) or len(text)) for a, _ in tags if opens_hidden(text[a:])]
+    return [(a, element_end(text, a) or len(text)) for a, b in tags if _hides(text[a:b])]
 
 
 def opens_element(sentence: str) -> bool:
@@ -92,7 +91,7 @@ def opens_element(sentence: str) -> bool:
 def opens_hidden(sentence: str) -> bool:
     """The sentence starts with an element or comment that a browser does not render (`_HIDES`)."""
     m = MARKUP.match(sentence)
-    return m is not None and _opens(m.group()) and _HIDES.fullmatch(m.group()) is not None
+    return m is not None and _hides(m.group())
 
 
 def element_end(text: str, start: int) -> int | None:
@@ -113,6 +112,11 @@ def element_end(text: str, start: int) -> int | None:
             if depth == 0:
                 return t.end()
     return None
+
+
+def _hides(tag: str) -> bool:
+    """The tag opens an element or comment that a browser does not render."""
+    return _opens(tag) and _HIDES.fullmatch(tag) is not None
 
 
 def _opens(tag: str) -> bool:

@@ -122,14 +122,15 @@ def region(text: str, seed: Span, anchor: str, query: str) -> Span:
     glued = {k: run for k in claims if (run := _glued_salad(text, sents[k], anchor, query)) is not None}
     stuffing = [k for k in claims if k in glued or (is_word_salad(texts[k]) and _stuffed(texts, k, query))]
     runs = bait_runs(text, query)
+    starts = {} if stuffing else {k: _bait_start(text, sents, k, query, runs) for k in claims}  # each claim's opening
     if stuffing:
         start = min(stuffing)
     elif claims:
-        marked = [k for k in claims if _bait_start(text, sents, k, query, runs)[1] in MARKED_STARTS]
+        marked = [k for k in claims if starts[k][1] in MARKED_STARTS]
         start = max(marked or claims, key=lambda k: (query_share(texts[k], query), -k))
     else:
         start = own[0]
-    begin, kind = _bait_start(text, sents, start, query, runs)
+    begin, kind = starts[start] if start in starts else _bait_start(text, sents, start, query, runs)
     if kind == "none":
         begin = sents[_antecedent(texts, start)][0]
     if start in glued:  # stuffing glued into a host sentence: the salad run is planted, not the sentence
@@ -262,10 +263,10 @@ def _bait_start(text: str, sents: list[Span], lo: int, query: str, runs: list[Ba
     poison was glued to the host sentence before it). Without bait before it, a claim sentence that opens
     with a bait run is its own start (an optimised prefix glued to the claim). `runs` are the chunk's
     `bait_runs`. A claim sentence that opens with its own bait run is a weak start from the outset, so only
-    strong bait within `STRONG_REACH` sentences before it takes its place. A sentence with the writer's own mark, the claim sentence included, ends the search:
-    one that quotes the user's question (`marks.quotes_query`: bait further back is the host's, as in a
-    passage on the song "Great Gig in the Sky?") or opens an element a browser hides (`markup.opens_hidden`).
-    Returns the start and its kind (strong, glued, weak, none, or a mark: quoted, hidden)."""
+    strong bait within `STRONG_REACH` sentences before it takes its place. A sentence with the writer's own
+    mark, the claim sentence included, ends the search: one that quotes the user's question
+    (`marks.quotes_query`: bait further back is the host's, as in a passage on the song "Great Gig in the
+    Sky?") or opens an element a browser hides (`markup.opens_hidden`). Returns the start and its kind (strong, glued, weak, none, or a mark: quoted, hidden)."""
     own = _glued(text, sents[lo], runs)
     if own is not None:  # the claim sentence itself swallowed the end of its host sentence
         return own, "glued"
@@ -279,7 +280,8 @@ def _bait_start(text: str, sents: list[Span], lo: int, query: str, runs: list[Ba
         if opens_hidden(text[a:b]):
             return a, "hidden"  # an element a browser hides: its text was written for the model alone
         if k == lo:  # a claim that opens with its own bait run is a weak start already
-            weak = (lo, a, "weak") if _prefix_run(text, sents[lo], runs) else None
+            if _prefix_run(text, sents[lo], runs):
+                weak = (lo, a, "weak")
             continue
         if is_query_bait(text[a:b], query):
             while k > 0 and is_query_bait(text[sents[k - 1][0] : sents[k - 1][1]], query):
@@ -291,7 +293,7 @@ def _bait_start(text: str, sents: list[Span], lo: int, query: str, runs: list[Ba
             weak = (k, glued, "glued") if glued is not None else (k, a, "weak")
     if weak is not None:
         return weak[1], weak[2]
-    return sents[lo][0], "weak" if _prefix_run(text, sents[lo], runs) else "none"
+    return sents[lo][0], "none"
 
 
 def _prefix_run(text: str, sent: Span, runs: list[BaitRun]) -> bool:
