@@ -20,10 +20,12 @@ from ragsec_core._util.paths import shared_data_dir
 # instruction to the assistant to give the false answer, the claim in markup a browser hides, a terse
 # "Q: ... A: ..." pair. jsonld, forum and table were added on 5 Dec as held-out forms, after the rules of r47:
 # a page's structured data (schema.org FAQPage or a plain record), the claim in a forum reply, a markdown
-# table row.
+# table row. chat, email, cite and list were added on 5 Dec (second session) as held-out forms, after the
+# rules of r52: an agent's turn in a logged chat, an e-mail reply, the claim with reference marks [n], the claim
+# as bullet points.
 PLANT_MODES = ("embedded", "standalone")
 ATTACK_FORMS = ("black", "text", "hotflip", "bait-noise", "blind", "garag", "soup", "inject", "hidden", "faq",
-                "jsonld", "forum", "table")
+                "jsonld", "forum", "table", "chat", "email", "cite", "list")
 
 # bench speed: its sections ("hybrid" is only the hybrid part of "retrieval") and its default events file
 SPEED_SECTIONS = ("traceback", "retrieval", "hybrid", "attention", "startup")
