@@ -13,11 +13,14 @@ import pytest
 from ragsec_core._util.errors import RagsecError
 from ragsec_core.bench.attack_forms import (
     BAIT_REPEATS,
+    CHAT_TEMPLATES,
+    EMAIL_TEMPLATES,
     FAQ_TEMPLATES,
     FORUM_TEMPLATES,
     FORUM_USERS,
     HIDDEN_WRAPPERS,
     INJECT_TEMPLATES,
+    LIST_HEADINGS,
     SOUP_ANSWERS,
     TABLE_TEMPLATES,
     FormBuilder,
@@ -197,7 +200,34 @@ def test_forum_and_table_fill_their_seeded_templates():
     assert form_texts(rec, "forum", seed=3) == form_texts(rec, "forum", seed=3)
 
 
-@pytest.mark.parametrize("form", ["soup", "inject", "hidden", "faq", "jsonld", "forum", "table"])
+def test_chat_and_email_hold_the_claim_verbatim_in_every_template():
+    """An agent's turn in a chat and an e-mail's body hold the claim verbatim; the question appears only where
+    the template asks it; every template is drawn and a draw is stable."""
+    rec = AttackRecord("v1", QUESTION, (CLAIM,), "Mara Eskell", ("Jens Holm",), ())
+    for form, templates in (("chat", CHAT_TEMPLATES), ("email", EMAIL_TEMPLATES)):
+        drawn = {t for seed in range(40) for t in form_texts(rec, form, seed=seed)}
+        assert all(CLAIM in t and "Jens Holm" not in t for t in drawn)
+        with_question = {t for t in drawn if QUESTION.rstrip("?") + "?" in t}
+        assert 0 < len(with_question) < len(drawn)
+        assert len({t.split(CLAIM)[0].count("\n") for t in drawn}) == len(templates)  # each template's head
+        assert form_texts(rec, form, seed=5) == form_texts(rec, form, seed=5)
+
+
+def test_cite_and_list_keep_every_claim_sentence_in_order():
+    """`cite` closes each claim sentence with a reference mark [n]; `list` makes each a bullet under a
+    heading; stripping the marks or the bullets gives the claim back."""
+    claim = f"{CLAIM} Her drawings were approved by the harbour board."
+    rec = AttackRecord("v1", QUESTION, (claim,), "Mara Eskell", ("Jens Holm",), ())
+    for seed in range(5):
+        [cite] = form_texts(rec, "cite", seed=seed)
+        assert len(re.findall(r"\[\d+\]", cite)) == 2 and re.sub(r"\[\d+\]", "", cite) == claim
+        [bullets] = form_texts(rec, "list", seed=seed)
+        head, *items = bullets.split("\n")
+        assert head in LIST_HEADINGS and len(items) == 2 and " ".join(i.removeprefix("- ") for i in items) == claim
+
+
+@pytest.mark.parametrize("form", ["soup", "inject", "hidden", "faq", "jsonld", "forum", "table", "chat", "email", "cite",
+                                  "list"])
 def test_built_forms_planted_embedded_have_exact_gold(planted, form):
     [text] = FormBuilder(form, planted.base, 0.5, 1).texts(REC, 1)
     _, retriever = planted.apply(planted.plan(REC, [text], "embedded", 0.5, random.Random(0)))

@@ -1,6 +1,6 @@
 """Markup and structured data read as units (data/markup.py) and how the sentence split uses them."""
 
-from ragsec_core.data.markup import element_end, json_records, opens_element, opens_hidden, records
+from ragsec_core.data.markup import element_end, json_records, opens_element, opens_hidden, records, whole_units
 from ragsec_core.data.spans import sentence_spans
 
 
@@ -67,3 +67,46 @@ def test_an_element_a_browser_hides_is_cut_from_the_visible_sentence_around_it()
     t = 'Host text <span style="display:none">claim here</span> goes on. It <b>was</b> fine.'
     assert [t[a:b] for a, b in sentence_spans(t)] == [
         "Host text", '<span style="display:none">claim here</span>', "goes on.", "It <b>was</b> fine."]
+
+
+def test_a_list_under_its_title_or_of_two_items_is_one_unit():
+    """Bullet or numbered lines are one unit with the short title line above them; the last item ends at
+    its first sentence end (the host sentence after it on the same line is the host's); a dash or a
+    number inside prose, or the end of "$300,000,000." before a title, is no item."""
+    t = "It cost $300,000,000. Key facts:\n- In the film, he sang.\n- Thus, a classic. Justice goes on."
+    assert [t[a:b] for a, b in sentence_spans(t)] == [
+        "It cost $300,000,000.", "Key facts:\n- In the film, he sang.\n- Thus, a classic.", "Justice goes on."]
+    t = "Host text ends. 1. one thing\n2. another thing. Host again."
+    assert [t[a:b] for a, b in records(t)] == ["1. one thing\n2. another thing."]
+    assert records("The years 1990 - 1995 were good. It was 3. He left.") == []
+    assert records("Host text ends. - a single item. Host again.") == []
+
+
+def test_header_fields_and_chat_turns_are_one_unit():
+    """Two or more "Field: value" lines opening a line or a sentence are a header block (a title's colon,
+    "Mission: Impossible", is no field, and does not hide the real block after it); time-stamped chat
+    turns in a row are one transcript up to its last turn's first sentence end."""
+    t = ('"Theme from Mission: Impossible" is a tune (1966).[5] From: ann@example.org\nSubject: Re: who wrote it?'
+         "\n\nHi all,\nJohn Williams wrote it.\nBest,\nAnn")
+    assert [t[a:b] for a, b in records(t)] == ["From: ann@example.org\nSubject: Re: who wrote it?"]
+    assert records("Sex and the City: The Movie is a film.\nNote: it is. Host.") == []
+    t = "Host ends. User: how long is it?\nAssistant: It is long. This is short. Host."
+    assert [t[a:b] for a, b in records(t)] == ["User: how long is it?\nAssistant: It is long."]
+    t = "Host ends. [09:14] ann: anyone? [09:16] bo_b: It was Mara. She knew. [09:17] ann: thanks! Host goes on."
+    assert [t[a:b] for a, b in sentence_spans(t)] == [
+        "Host ends.", "[09:14] ann: anyone? [09:16] bo_b: It was Mara. She knew. [09:17] ann: thanks!", "Host goes on."]
+    assert records("At [09:14] it was. [10:00] x: y") == []
+
+
+def test_a_span_that_cuts_a_unit_is_grown_over_it():
+    t = "Host ends. From: ann@example.org\nSubject: Re: who wrote it?\n\nJohn Williams wrote it."
+    start = t.index("who")
+    assert whole_units(t, (start, len(t))) == (t.index("From"), len(t))
+    assert whole_units(t, (0, 10)) == (0, 10)
+
+
+def test_an_opening_quote_or_bracket_opens_the_next_sentence():
+    """spaCy leaves an opening quote or bracket at the end of the sentence before it."""
+    t = 'It is in the end credits. "I Wan\'na Be Like You" is a song. (Here it is.) [09:16] x: y.'
+    assert [t[a:b] for a, b in sentence_spans(t)] == [
+        "It is in the end credits.", '"I Wan\'na Be Like You" is a song.', "(Here it is.)", "[09:16] x: y."]

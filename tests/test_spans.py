@@ -109,6 +109,10 @@ def test_query_bait_detection():
     assert is_query_bait("Who wrote the novel Nineteen Eighty-Four.", q)
     assert not is_query_bait("The book was published in London in 1949 by Secker.", q)
     assert not is_query_bait("", q)
+    # a reference mark is no word: a planted sentence in the host's citation style is bait all the same
+    q = "how long prime minister stay in office canada"
+    s = "In Canada, an exceptional law was passed for a Prime Minister to stay in office."
+    assert is_query_bait(s, q) and is_query_bait(s + "[17]", q) and is_query_bait(s + "[citation needed]", q)
 
 
 def test_sentences_split_after_citation_markers():

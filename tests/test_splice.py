@@ -248,3 +248,26 @@ def test_a_claim_that_points_back_takes_the_sentences_it_points_to():
     # keyword salad has no grammar to point with: a shuffled "instead" points nowhere
     assert not refers_back("instead hiroshima usa bomb atom named Big Man dropped name warfare weapons unique")
     assert refers_back("Typically, this is said to be Big Man.") and not refers_back("Typically, Big Man it was.")
+
+
+def test_a_message_header_before_the_claim_starts_the_block_and_a_quoted_title_further_back_does_not():
+    """An e-mail's header block right before its claim is the claim's lead-in: the block starts there, also
+    when a host sentence further back quotes a title made of the query's words ("What Child Is This?"),
+    and a header that repeats the question makes the holder a planted copy whatever its claim says."""
+    for subject in ("quick fact check", f"Re: {QUERY}?"):
+        planted = f"From: Ann Lee <ann@example.org>\nSubject: {subject}\n\n{CLAIM}"
+        text = ('Some ask "what was the name of atom bomb dropped by usa on hiroshima?" each year. ' + HOST_A
+                + planted + HOST_B)
+        assert _block(text, planted) == planted
+    bare = "From: Ann Lee <ann@example.org>\nSubject: Re: " + QUERY + "?\n\nIt was Big Man, they say."
+    assert query_targeted(HOST_A + bare + HOST_B, "Big Man", QUERY)
+    assert not query_targeted(HOST_A + bare.replace("Re: " + QUERY, "quick fact check") + HOST_B, "Big Man", QUERY)
+
+
+def test_a_list_claim_is_drawn_over_a_host_sentence_with_more_of_the_query():
+    """A list is one unit of the split, and which claim is the writer's is read on the item that states the
+    answer, not on the list with its title (a host sentence naming the answer among more of the query's
+    words would win against the whole list)."""
+    planted = "Key facts:\n- " + CLAIM + "\n- It was a small device."
+    text = "Big Man, a wrestler from Osaka, toured after the atom bomb dropped on Hiroshima. " + planted + HOST_B
+    assert _block(text, planted) == planted

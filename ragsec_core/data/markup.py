@@ -16,7 +16,7 @@ import json
 import re
 from collections.abc import Sequence
 
-from ragsec_core._util.text import Span
+from ragsec_core._util.text import CLOSES_SENTENCE, Span
 
 # A markup tag: an element's opening or closing tag, or a comment's delimiters.
 MARKUP = re.compile(r"<!--|-->|</?[A-Za-z][\w-]*(?:\s[^<>]*)?/?>")
@@ -33,6 +33,23 @@ _DECODER = json.JSONDecoder()
 _ROW = r"\|(?:[^|\n]*\|){2,}"
 _TITLE = r"(?:[^\s|.!?\[\]][^\n|.!?\]]{0,39}[ \t]*\n[ \t]*)?"  # not a citation marker's "[4]"
 _TABLE = re.compile(_TITLE + _ROW + r"(?:[ \t]*\n[ \t]*" + _ROW + r")+")
+# A list's items and a message's header fields are lines, not sentences. A list: bullet or numbered item
+# lines, one at least under a title line as a table's, two without one. A header block: two or more lines of
+# one word, a colon and a value ("From: …", "Subject: …"; a chat log's "User: …", "Assistant: …"). Either
+# opens at a line's or a sentence's start (`_opens_line`: "… the TV series Mission: Impossible" holds no
+# field, "… $300,000,000. Key facts:" no item "00."). Each
+# line runs to its line break; the last one, which the text may go on after on the same line (the host
+# sentence after a planted block), to its first sentence end.
+_ITEM = r"(?:[-*\u2022+]|\d{1,2}[.)])[ \t]+"
+_FIELD = r"(?<![\w.@-])[A-Z][A-Za-z-]{1,24}:[ \t]+"
+_ON = r"[^\n]*\n[ \t]*"  # a line the next line of the unit follows
+_LAST = r"[^\n]*?(?:[.!?][\"'”’)\]]*(?=\s|$)|(?=\n)|$)"
+_LIST = re.compile(rf"{_TITLE}(?:{_ITEM}{_ON})*{_ITEM}{_LAST}")
+_HEADERS = re.compile(rf"{_FIELD}{_ON}(?:{_FIELD}{_ON})*{_FIELD}{_LAST}")
+# A chat export's turns, each opened by a time stamp and a handle ("[09:14] quietfox42: …"), two or more in a
+# row on one line or on several: one transcript, its last turn to its first sentence end.
+_TURN = r"\[\d{1,2}:\d{2}(?::\d{2})?\][ \t]+[^\s:\[\]]{1,30}:[ \t]+"
+_TRANSCRIPT = re.compile(rf"{_TURN}(?:.*?\s(?={_TURN}){_TURN})+{_LAST}", re.DOTALL)
 
 
 def markup_tags(text: str) -> list[Span]:
@@ -41,14 +58,57 @@ def markup_tags(text: str) -> list[Span]:
 
 
 def records(text: str) -> list[Span]:
-    """The structured units of the text, in order: JSON records (`json_records`) and markdown tables,
-    outermost only (a table inside a record's string is the record's)."""
-    found = sorted(json_records(text) + [m.span() for m in _TABLE.finditer(text)])
+    """The structured units of the text, in order: JSON records (`json_records`), markdown tables, lists,
+    header blocks and chat transcripts, outermost only (a table inside a record's string is the record's)."""
+    found = sorted(json_records(text) + [m.span() for m in _TABLE.finditer(text)] + lists(text) + header_blocks(text)
+                   + _line_units(_TRANSCRIPT, text))
     out: list[Span] = []
     for a, b in found:
         if not out or a >= out[-1][1]:
             out.append((a, b))
     return out
+
+
+def whole_units(text: str, span: Span) -> Span:
+    """The span grown over each structured unit (`records`) it cuts: a unit is read as one sentence, so the
+    boundary no more ends inside one ("From: …\nSubject: Re: <the question>" cut at its bait) than inside a
+    word."""
+    a, b = span
+    for u, v in records(text):
+        if u < b and a < v:
+            a, b = min(a, u), max(b, v)
+    return a, b
+
+
+def lists(text: str) -> list[Span]:
+    """The lists of the text (`_LIST`): under a title line, or of two items at least."""
+    return [(a, b) for a, b in _line_units(_LIST, text) if not re.match(_ITEM, text[a:b]) or "\n" in text[a:b]]
+
+
+def header_blocks(text: str) -> list[Span]:
+    """The header blocks of the text (`_HEADERS`)."""
+    return _line_units(_HEADERS, text)
+
+
+def _line_units(pattern: re.Pattern[str], text: str) -> list[Span]:
+    """The pattern's matches that open a line or a sentence (`_opens_line`), a rejected match's later start
+    tried too (the field "Mission: Impossible" runs over the line of a real "From: …")."""
+    out: list[Span] = []
+    i = 0
+    while (m := pattern.search(text, i)) is not None:
+        if _opens_line(text, m.start()):
+            out.append(m.span())
+            i = m.end()
+        else:
+            i = m.start() + 1
+    return out
+
+
+def _opens_line(text: str, i: int) -> bool:
+    """Position `i` starts a line or a sentence: only spaces since the last line break, or a sentence's
+    closing mark (with its quotes, brackets and citation markers) before it."""
+    before = text[:i].rstrip(" \t")
+    return not before or before.endswith("\n") or CLOSES_SENTENCE.search(before) is not None
 
 
 def json_records(text: str) -> list[Span]:

@@ -12,7 +12,15 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from ragsec_core._util.text import CITATION_MARKER, CLAUSE_OPENERS, DIGIT_WORDS, NUMBER_WORDS, Span, tokenize
+from ragsec_core._util.text import (
+    CITATION_MARKER,
+    CLAUSE_OPENERS,
+    DIGIT_WORDS,
+    EDITOR_TAG,
+    NUMBER_WORDS,
+    Span,
+    tokenize,
+)
 from ragsec_core.data.markup import blank, hidden_elements, markup_tags, records, with_markup
 
 if TYPE_CHECKING:
@@ -141,7 +149,23 @@ def _sentences(text: str) -> tuple[Span, ...]:
             + [m.end() for m in _SEAM.finditer(plain, sent.start_char, sent.end_char)]
             + [x for u in bounds for x in u if sent.start_char < x < sent.end_char])  # a unit or hidden text inside it
         spans += [trim(plain, (a, b)) for a, b in zip(cuts, cuts[1:] + [sent.end_char])]
-    return with_markup(text, sorted([s for s in spans if s[1] > s[0]] + units), tags)
+    return with_markup(text, sorted(_openers_forward(plain, sorted(s for s in spans if s[1] > s[0])) + units), tags)
+
+
+# An opening bracket or quote at a sentence's end, after a space: spaCy leaves it there ('… credits. "' then
+# 'I Wan'na Be Like You" is a song …', '… this one? [' then '09:16] tenpenny: …'); it opens the next sentence.
+_OPENER_END = re.compile(r"\s([\[(“\"]+)$")
+
+
+def _openers_forward(text: str, spans: list[Span]) -> list[Span]:
+    """The sentences with each opening bracket or quote left at a sentence's end given to the next one."""
+    out = list(spans)
+    for i in range(len(out) - 1):
+        m = _OPENER_END.search(text, out[i][0], out[i][1])
+        if m is not None and m.start() > out[i][0]:
+            out[i] = trim(text, (out[i][0], m.start()))
+            out[i + 1] = (m.start(1), out[i + 1][1])
+    return out
 
 
 def rank_sentences(text: str, answer: str, masked: Sequence[Span] = ()) -> list[Span]:
@@ -183,9 +207,14 @@ def _number_twins(needle: str) -> str:
     return "".join(out)
 
 
+# Reference marks and editor's tags state nothing: they are no words of the sentence they close
+_NOTES = re.compile(CITATION_MARKER + "|" + EDITOR_TAG)
+
+
 def query_share(sentence: str, query: str) -> float:
-    """Share of the sentence's content words that come from the query."""
-    words, q = tokenize(sentence), set(tokenize(query))
+    """Share of the sentence's content words that come from the query. A reference mark ("[17]") is no word
+    of it: a planted sentence that copies the host's citation style is as much bait as without the mark."""
+    words, q = tokenize(_NOTES.sub(" ", sentence)), set(tokenize(query))
     return sum(w in q for w in words) / len(words) if words else 0.0
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from ragsec_core.data.markup import whole_units
 from ragsec_core.data.spans import Span, attribution_span, merge, overlaps, trim
 from ragsec_core.data.trace import Trace, contains_norm
 from ragsec_core.traceback.cohesion import extend
@@ -96,7 +97,7 @@ def attribute_hit(trace: Trace, hit: int, anchor: str, masks: Sequence[Span], ca
     if seed is None:
         return span_record(trace, hit, causal or (0, len(text)))
     block = reach_back(trace, hit, grow(text, region(text, seed, anchor, trace.query)), anchor, evidence)
-    return span_record(trace, hit, extend(trace, hit, block, evidence))
+    return span_record(trace, hit, whole_units(text, extend(trace, hit, block, evidence)))
 
 
 def verdict(rnd: Round) -> list[int]:

@@ -22,7 +22,7 @@ from ragsec_core._util.text import (
     tokenize,
     word_spans,
 )
-from ragsec_core.data.markup import element_end, opens_hidden
+from ragsec_core.data.markup import element_end, opens_hidden, records
 from ragsec_core.data.spans import Span, find_ci, is_query_bait, query_share, sentence_spans
 from ragsec_core.data.trace import contains_norm
 from ragsec_core.traceback.marks import aimed, authors_mark, bait_need, quotes_query
@@ -45,6 +45,7 @@ TARGETED_STARTS = ("strong", "glued", *MARKED_STARTS)
 _SENTENCE_END = re.compile(r"[.!?:;]" + AFTER_CLOSE)
 _GAP_END = re.compile(r"[.!?]")
 _LABEL = re.compile(r"\w+(?: \w+)?:")  # at most two words and a colon: "Q:", "User question:"
+_SENTENCE_CUT = re.compile(r"(?<=[.!?])\s+(?=\S)")  # a one-line unit's sentences (a transcript's turns)
 _CLAUSE_MARK = re.compile(r"[.!?,;:()\"“”]")  # punctuation of written clauses, which keyword salad lacks
 
 
@@ -127,7 +128,9 @@ def region(text: str, seed: Span, anchor: str, query: str) -> Span:
         start = min(stuffing)
     elif claims:
         marked = [k for k in claims if starts[k][1] in MARKED_STARTS]
-        start = max(marked or claims, key=lambda k: (query_share(texts[k], query), -k))
+        units = set(records(text))
+        start = max(marked or claims, key=lambda k: (query_share(_claim_piece(texts[k], anchor) if sents[k] in units
+                                                                 else texts[k], query), -k))
     else:
         start = own[0]
     begin, kind = starts[start] if start in starts else _bait_start(text, sents, start, query, runs)
@@ -150,19 +153,27 @@ def region(text: str, seed: Span, anchor: str, query: str) -> Span:
     return (sents[first][0] if first < at else begin, sents[hi][1])
 
 
+def _claim_piece(unit: str, anchor: str) -> str:
+    """The line (of a unit of lines: a list, a table, a header block) or the sentence (of a transcript on one
+    line) of a structured unit, one sentence of the split, that states `anchor`: the unit's claim, without
+    its title and other items."""
+    pieces = unit.split("\n") if "\n" in unit else _SENTENCE_CUT.split(unit)
+    return next((p for p in pieces if contains_norm(p, anchor)), unit)
+
+
 def marked_start(text: str, start: int, query: str) -> bool:
     """The block that starts at `start` opens on the attack's own mark, as `region` draws it: its first
     sentence is query bait or keyword salad, a bait run starts the block (glued), or the sentence opens
     with a prefix run (`_prefix_run`), or it bears its writer's mark (`authors_mark`: a markup element
-    opens there, or it quotes the query). There the text says where the poison starts (`premise` asks the
-    local LM only about blocks that open unmarked)."""
+    opens there, or it quotes the query), or it is a structured unit (`markup.records`). There the text
+    says where the poison starts (`premise` asks the local LM only about blocks that open unmarked)."""
     sent = next(((start, b) for a, b in sentence_spans(text) if a <= start < b), None)
     if sent is None:
         return False
     first = text[sent[0] : sent[1]]
     runs = bait_runs(text, query)
     return (is_query_bait(first, query) or is_word_salad(first) or any(r.start == start for r in runs)
-            or _prefix_run(text, sent, runs) or authors_mark(text, sent, query))
+            or _prefix_run(text, sent, runs) or authors_mark(text, sent, query) or sent in records(text))
 
 
 def _antecedent(texts: list[str], k: int) -> int:
@@ -266,7 +277,10 @@ def _bait_start(text: str, sents: list[Span], lo: int, query: str, runs: list[Ba
     strong bait within `STRONG_REACH` sentences before it takes its place. A sentence with the writer's own
     mark, the claim sentence included, ends the search: one that quotes the user's question
     (`marks.quotes_query`: bait further back is the host's, as in a passage on the song "Great Gig in the
-    Sky?") or opens an element a browser hides (`markup.opens_hidden`). Returns the start and its kind (strong, glued, weak, none, or a mark: quoted, hidden)."""
+    Sky?") or opens an element a browser hides (`markup.opens_hidden`); a structured unit right before the
+    claim (`markup.records`: an e-mail's header block) is the claim's lead-in and starts the block, strong
+    when it holds a bait run ("Subject: Re: <the question>"). Returns the start and its kind (strong, glued,
+    weak, none, unit, or a mark: quoted, hidden)."""
     own = _glued(text, sents[lo], runs)
     if own is not None:  # the claim sentence itself swallowed the end of its host sentence
         return own, "glued"
@@ -279,6 +293,8 @@ def _bait_start(text: str, sents: list[Span], lo: int, query: str, runs: list[Ba
             return a, "quoted"  # the writer aims at the question here: bait further back is the host's
         if opens_hidden(text[a:b]):
             return a, "hidden"  # an element a browser hides: its text was written for the model alone
+        if k == lo - 1 and sents[k] in records(text):  # the claim's own lead-in: a message's header block
+            return a, "strong" if any(a <= r.start < b for r in runs) else "unit"
         if k == lo:  # a claim that opens with its own bait run is a weak start already
             if _prefix_run(text, sents[lo], runs):
                 weak = (lo, a, "weak")
