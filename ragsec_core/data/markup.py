@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 from ragsec_core._util.text import CLOSES_SENTENCE, Span
 
@@ -59,14 +60,20 @@ def markup_tags(text: str) -> list[Span]:
 
 def records(text: str) -> list[Span]:
     """The structured units of the text, in order: JSON records (`json_records`), markdown tables, lists,
-    header blocks and chat transcripts, outermost only (a table inside a record's string is the record's)."""
+    header blocks and chat transcripts, outermost only (a table inside a record's string is the record's).
+    A fresh list over one reading per text: the split and the boundary's rules ask for the same chunk's."""
+    return list(_records(text))
+
+
+@lru_cache(maxsize=512)
+def _records(text: str) -> tuple[Span, ...]:
     found = sorted(json_records(text) + [m.span() for m in _TABLE.finditer(text)] + lists(text) + header_blocks(text)
                    + _line_units(_TRANSCRIPT, text))
     out: list[Span] = []
     for a, b in found:
         if not out or a >= out[-1][1]:
             out.append((a, b))
-    return out
+    return tuple(out)
 
 
 def whole_units(text: str, span: Span) -> Span:
