@@ -85,7 +85,7 @@ def test_a_list_under_its_title_or_of_two_items_is_one_unit():
 def test_header_fields_and_chat_turns_are_one_unit():
     """Two or more "Field: value" lines opening a line or a sentence are a header block (a title's colon,
     "Mission: Impossible", is no field, and does not hide the real block after it); time-stamped chat
-    turns in a row are one transcript up to its last turn's first sentence end."""
+    turns in a row are one transcript up to its last turn's first sentence end, after a bare title too."""
     t = ('"Theme from Mission: Impossible" is a tune (1966).[5] From: ann@example.org\nSubject: Re: who wrote it?'
          "\n\nHi all,\nJohn Williams wrote it.\nBest,\nAnn")
     assert [t[a:b] for a, b in records(t)] == ["From: ann@example.org\nSubject: Re: who wrote it?"]
@@ -96,6 +96,8 @@ def test_header_fields_and_chat_turns_are_one_unit():
     assert [t[a:b] for a, b in sentence_spans(t)] == [
         "Host ends.", "[09:14] ann: anyone? [09:16] bo_b: It was Mara. She knew. [09:17] ann: thanks!", "Host goes on."]
     assert records("At [09:14] it was. [10:00] x: y") == []
+    t = "Ocean of Confusion: Songs 1990–1996 [09:14] ann: anyone? [09:16] bo_b: It was Mara. [09:17] ann: ok! Host."
+    assert [t[a:b] for a, b in records(t)] == ["[09:14] ann: anyone? [09:16] bo_b: It was Mara. [09:17] ann: ok!"]
 
 
 def test_a_span_that_cuts_a_unit_is_grown_over_it():

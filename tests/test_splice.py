@@ -271,3 +271,11 @@ def test_a_list_claim_is_drawn_over_a_host_sentence_with_more_of_the_query():
     planted = "Key facts:\n- " + CLAIM + "\n- It was a small device."
     text = "Big Man, a wrestler from Osaka, toured after the atom bomb dropped on Hiroshima. " + planted + HOST_B
     assert _block(text, planted) == planted
+
+
+def test_a_claim_that_is_a_unit_starts_its_own_block():
+    """A chat transcript (or a table, a list) that states the answer is one sentence of the split and the
+    writer's own structure: bait further back, a host sentence made of the query's words, is the host's."""
+    planted = f"[09:14] ann: anyone? [09:16] bo_b: {CLAIM} [09:17] ann: thanks!"
+    text = "The name of the atom bomb dropped by the USA on Hiroshima is often asked. " + HOST_A + planted + HOST_B
+    assert _block(text, planted) == planted

@@ -48,7 +48,8 @@ _LAST = r"[^\n]*?(?:[.!?][\"'”’)\]]*(?=\s|$)|(?=\n)|$)"
 _LIST = re.compile(rf"{_TITLE}(?:{_ITEM}{_ON})*{_ITEM}{_LAST}")
 _HEADERS = re.compile(rf"{_FIELD}{_ON}(?:{_FIELD}{_ON})*{_FIELD}{_LAST}")
 # A chat export's turns, each opened by a time stamp and a handle ("[09:14] quietfox42: …"), two or more in a
-# row on one line or on several: one transcript, its last turn to its first sentence end.
+# row on one line or on several: one transcript, its last turn to its first sentence end. A time stamp opens
+# it wherever it stands (after a bare title host without a full stop too).
 _TURN = r"\[\d{1,2}:\d{2}(?::\d{2})?\][ \t]+[^\s:\[\]]{1,30}:[ \t]+"
 _TRANSCRIPT = re.compile(rf"{_TURN}(?:.*?\s(?={_TURN}){_TURN})+{_LAST}", re.DOTALL)
 
@@ -68,7 +69,7 @@ def records(text: str) -> list[Span]:
 @lru_cache(maxsize=512)
 def _records(text: str) -> tuple[Span, ...]:
     found = sorted(json_records(text) + [m.span() for m in _TABLE.finditer(text)] + lists(text) + header_blocks(text)
-                   + _line_units(_TRANSCRIPT, text))
+                   + [m.span() for m in _TRANSCRIPT.finditer(text)])
     out: list[Span] = []
     for a, b in found:
         if not out or a >= out[-1][1]:

@@ -295,6 +295,8 @@ def _bait_start(text: str, sents: list[Span], lo: int, query: str, runs: list[Ba
             return a, "hidden"  # an element a browser hides: its text was written for the model alone
         if k == lo - 1 and sents[k] in records(text):  # the claim's own lead-in: a message's header block
             return a, "strong" if any(a <= r.start < b for r in runs) else "unit"
+        if k == lo and sents[lo] in records(text):  # a unit's own start: bait further back is the host's
+            return a, "unit"
         if k == lo:  # a claim that opens with its own bait run is a weak start already
             if _prefix_run(text, sents[lo], runs):
                 weak = (lo, a, "weak")
