@@ -43,7 +43,8 @@ _TABLE = re.compile(_TITLE + _ROW + r"(?:[ \t]*\n[ \t]*" + _ROW + r")+")
 # sentence after a planted block), to its first sentence end.
 _ITEM = r"(?:[-*\u2022+]|\d{1,2}[.)])[ \t]+"
 _FIELD = r"(?<![\w.@-])[A-Z][A-Za-z-]{1,24}:[ \t]+"
-_ON = r"[^\n]*\n[ \t]*"  # a line the next line of the unit follows
+_ON = r"[^\n]{0,500}\n[ \t]*"  # a line the next line of the unit follows (bounded: a long line is prose)
+_LOOK_BACK = 64  # characters before a unit that `_opens_line` reads: a sentence's end with its marks fits
 _LAST = r"[^\n]*?(?:[.!?][\"'”’)\]]*(?=\s|$)|(?=\n)|$)"
 _LIST = re.compile(rf"{_TITLE}(?:{_ITEM}{_ON})*{_ITEM}{_LAST}")
 _HEADERS = re.compile(rf"{_FIELD}{_ON}(?:{_FIELD}{_ON})*{_FIELD}{_LAST}")
@@ -90,7 +91,7 @@ def whole_units(text: str, span: Span) -> Span:
 
 def lists(text: str) -> list[Span]:
     """The lists of the text (`_LIST`): under a title line, or of two items at least."""
-    return [(a, b) for a, b in _line_units(_LIST, text) if not re.match(_ITEM, text[a:b]) or "\n" in text[a:b]]
+    return [(a, b) for a, b in _line_units(_LIST, text) if "\n" in text[a:b]]  # one item alone is no list
 
 
 def header_blocks(text: str) -> list[Span]:
@@ -115,8 +116,8 @@ def _line_units(pattern: re.Pattern[str], text: str) -> list[Span]:
 def _opens_line(text: str, i: int) -> bool:
     """Position `i` starts a line or a sentence: only spaces since the last line break, or a sentence's
     closing mark (with its quotes, brackets and citation markers) before it."""
-    before = text[:i].rstrip(" \t")
-    return not before or before.endswith("\n") or CLOSES_SENTENCE.search(before) is not None
+    before = text[max(0, i - _LOOK_BACK) : i].rstrip(" \t")
+    return (i <= _LOOK_BACK and not before) or before.endswith("\n") or CLOSES_SENTENCE.search(before) is not None
 
 
 def json_records(text: str) -> list[Span]:
