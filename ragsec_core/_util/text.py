@@ -68,7 +68,8 @@ CITATION_MARKER = r"\[\w{1,4}\]"
 EDITOR_TAG = r"\[[a-z][a-z ]{1,30}(?:needed|\?)\]"
 # What may follow a sentence's closing mark at the end of a text: closing quotes or brackets, then any
 # markers and tags (".[18]", ".[citation needed]")
-AFTER_CLOSE = r"[\"'”’)\]]*(?:" + CITATION_MARKER + "|" + EDITOR_TAG + r")*$"
+CLOSING_MARKS = r"[\"'”’)\]]*"  # closing quotes and brackets after a sentence's closing mark
+AFTER_CLOSE = CLOSING_MARKS + r"(?:" + CITATION_MARKER + "|" + EDITOR_TAG + r")*$"
 # Text that closes a sentence: a full stop, "!" or "?", then what may follow it.
 CLOSES_SENTENCE = re.compile(r"[.!?]" + AFTER_CLOSE)
 

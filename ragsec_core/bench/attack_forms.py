@@ -249,15 +249,18 @@ def email_text(question: str, claim: str, rng: random.Random) -> str:
 
 def cite_text(claim: str, rng: random.Random) -> str:
     """The claim's sentences, each closed by a reference mark [n] as an encyclopedia article closes its own."""
-    claim = claim.strip()
-    return " ".join(f"{claim[a:b]}[{rng.randint(2, 40)}]" for a, b in sentence_spans(claim, limit=10_000))
+    return " ".join(f"{s}[{rng.randint(2, 40)}]" for s in _sentences_of(claim))
 
 
 def list_text(claim: str, rng: random.Random) -> str:
     """The claim's sentences as bullet points under a short heading, one line each."""
+    return "\n".join([rng.choice(LIST_HEADINGS), *(f"- {s}" for s in _sentences_of(claim))])
+
+
+def _sentences_of(claim: str) -> list[str]:
+    """The claim's sentences as the split reads them, all of them (no sentence limit)."""
     claim = claim.strip()
-    bullets = [f"- {claim[a:b]}" for a, b in sentence_spans(claim, limit=10_000)]
-    return "\n".join([rng.choice(LIST_HEADINGS), *bullets])
+    return [claim[a:b] for a, b in sentence_spans(claim, limit=len(claim))]
 
 
 # ---------------------------------------------------------------- the forms

@@ -17,7 +17,7 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-from ragsec_core._util.text import CLOSES_SENTENCE, Span
+from ragsec_core._util.text import CLOSES_SENTENCE, CLOSING_MARKS, Span
 
 # A markup tag: an element's opening or closing tag, or a comment's delimiters.
 MARKUP = re.compile(r"<!--|-->|</?[A-Za-z][\w-]*(?:\s[^<>]*)?/?>")
@@ -45,7 +45,7 @@ _ITEM = r"(?:[-*\u2022+]|\d{1,2}[.)])[ \t]+"
 _FIELD = r"(?<![\w.@-])[A-Z][A-Za-z-]{1,24}:[ \t]+"
 _ON = r"[^\n]{0,500}\n[ \t]*"  # a line the next line of the unit follows (bounded: a long line is prose)
 _LOOK_BACK = 64  # characters before a unit that `_opens_line` reads: a sentence's end with its marks fits
-_LAST = r"[^\n]*?(?:[.!?][\"'”’)\]]*(?=\s|$)|(?=\n)|$)"
+_LAST = rf"[^\n]*?(?:[.!?]{CLOSING_MARKS}(?=\s|$)|(?=\n)|$)"
 _LIST = re.compile(rf"{_TITLE}(?:{_ITEM}{_ON})*{_ITEM}{_LAST}")
 _HEADERS = re.compile(rf"{_FIELD}{_ON}(?:{_FIELD}{_ON})*{_FIELD}{_LAST}")
 # A chat export's turns, each opened by a time stamp and a handle ("[09:14] quietfox42: …"), two or more in a

@@ -279,12 +279,14 @@ def _bait_start(text: str, sents: list[Span], lo: int, query: str, runs: list[Ba
     (`marks.quotes_query`: bait further back is the host's, as in a passage on the song "Great Gig in the
     Sky?") or opens an element a browser hides (`markup.opens_hidden`); a structured unit right before the
     claim (`markup.records`: an e-mail's header block) is the claim's lead-in and starts the block, strong
-    when it holds a bait run ("Subject: Re: <the question>"). Returns the start and its kind (strong, glued,
+    when it holds a bait run ("Subject: Re: <the question>"), and a claim that is itself a unit (a chat
+    transcript, a list, a table) starts its own block. Returns the start and its kind (strong, glued,
     weak, none, unit, or a mark: quoted, hidden)."""
     own = _glued(text, sents[lo], runs)
     if own is not None:  # the claim sentence itself swallowed the end of its host sentence
         return own, "glued"
     weak: tuple[int, int, str] | None = None  # (sentence, start offset, kind)
+    units = records(text)
     for k in range(lo, max(-1, lo - 1 - BAIT_REACH), -1):
         if weak is not None and weak[0] - k > STRONG_REACH:
             break
@@ -293,9 +295,9 @@ def _bait_start(text: str, sents: list[Span], lo: int, query: str, runs: list[Ba
             return a, "quoted"  # the writer aims at the question here: bait further back is the host's
         if opens_hidden(text[a:b]):
             return a, "hidden"  # an element a browser hides: its text was written for the model alone
-        if k == lo - 1 and sents[k] in records(text):  # the claim's own lead-in: a message's header block
+        if k == lo - 1 and sents[k] in units:  # the claim's own lead-in: a message's header block
             return a, "strong" if any(a <= r.start < b for r in runs) else "unit"
-        if k == lo and sents[lo] in records(text):  # a unit's own start: bait further back is the host's
+        if k == lo and sents[lo] in units:  # a unit's own start: bait further back is the host's
             return a, "unit"
         if k == lo:  # a claim that opens with its own bait run is a weak start already
             if _prefix_run(text, sents[lo], runs):
