@@ -1,6 +1,15 @@
 """Markup and structured data read as units (data/markup.py) and how the sentence split uses them."""
 
-from ragsec_core.data.markup import element_end, json_records, opens_element, opens_hidden, records, whole_units
+from ragsec_core.data.markup import (
+    element_end,
+    json_records,
+    lead_in,
+    opens_element,
+    opens_hidden,
+    records,
+    through_sign_off,
+    whole_units,
+)
 from ragsec_core.data.spans import sentence_spans
 
 
@@ -88,7 +97,7 @@ def test_header_fields_and_chat_turns_are_one_unit():
     turns in a row are one transcript up to its last turn's first sentence end, after a bare title too."""
     t = ('"Theme from Mission: Impossible" is a tune (1966).[5] From: ann@example.org\nSubject: Re: who wrote it?'
          "\n\nHi all,\nJohn Williams wrote it.\nBest,\nAnn")
-    assert [t[a:b] for a, b in records(t)] == ["From: ann@example.org\nSubject: Re: who wrote it?"]
+    assert [t[a:b] for a, b in records(t)] == ["From: ann@example.org\nSubject: Re: who wrote it?", "Best,\nAnn"]
     assert records("Sex and the City: The Movie is a film.\nNote: it is. Host.") == []
     t = "Host ends. User: how long is it?\nAssistant: It is long. This is short. Host."
     assert [t[a:b] for a, b in records(t)] == ["User: how long is it?\nAssistant: It is long."]
@@ -98,6 +107,35 @@ def test_header_fields_and_chat_turns_are_one_unit():
     assert records("At [09:14] it was. [10:00] x: y") == []
     t = "Ocean of Confusion: Songs 1990–1996 [09:14] ann: anyone? [09:16] bo_b: It was Mara. [09:17] ann: ok! Host."
     assert [t[a:b] for a, b in records(t)] == ["[09:14] ann: anyone? [09:16] bo_b: It was Mara. [09:17] ann: ok!"]
+
+
+def test_a_sign_off_is_one_unit_that_ends_with_the_name():
+    """A closing line alone on its line and the name under it: the name ends where a capitalised word that
+    opens no name (or the line's end) follows, so a host sentence glued on after it is not the sign-off's;
+    a name followed by a lowercase word is a sentence, and a title's comma at a line's end no closing line."""
+    t = "The head.\nRegards,\nPriya Nair Also, most mitochondria are in the midpiece. In 1999 it was seen."
+    assert [t[a:b] for a, b in sentence_spans(t)] == [
+        "The head.", "Regards,\nPriya Nair", "Also, most mitochondria are in the midpiece.", "In 1999 it was seen."]
+    t = "It is a fact.\nBest,\nJ. Okafor The Storytime attraction opened in 2008."
+    assert [t[a:b] for a, b in records(t)] == ["Best,\nJ. Okafor"]
+    assert records("Hi all,\nCanada passed a law in 1926.") == []  # a sentence, not a name
+    assert records("Hi all,\nMount Everest Base Camp is high.") == []  # no shorter name hides in it
+    assert records("The war of 1812,\nJohn Smith wrote, was short.") == []
+
+
+def test_a_unit_right_before_a_span_leads_it_in_and_a_message_runs_to_its_sign_off():
+    """The header block right before a span (only blanks between) starts it; a span that opens with a
+    header block runs at least to the first sign-off after it, and no further than the next header."""
+    t = ("Host ends. From: Ann <ann@example.org>\nSubject: a fact check\n\nIt was Mara. On that day it rained."
+         "\nBest,\nAnn The host goes on.")
+    body = t.index("It was")
+    assert lead_in(t, (body, t.index(" On that"))) == (t.index("From"), t.index(" On that"))
+    assert lead_in(t, (t.index("On that"), len(t))) == (t.index("On that"), len(t))  # a sentence between
+    assert through_sign_off(t, (t.index("From"), t.index(" On that"))) == (t.index("From"), t.index(" The host"))
+    assert through_sign_off(t, (body, t.index(" On that"))) == (body, t.index(" On that"))  # no header: as it was
+    two = t.replace("It was Mara.", "It was Mara.\nFrom: Bo <bo@example.org>\nSubject: no\n\nNo.")
+    first = (two.index("From"), two.index("Mara.") + 5)
+    assert through_sign_off(two, first) == first
 
 
 def test_a_span_that_cuts_a_unit_is_grown_over_it():

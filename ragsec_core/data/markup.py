@@ -17,7 +17,7 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-from ragsec_core._util.text import CLOSES_SENTENCE, CLOSING_MARKS, Span
+from ragsec_core._util.text import CLAUSE_OPENERS, CLOSES_SENTENCE, CLOSING_MARKS, Span
 
 # A markup tag: an element's opening or closing tag, or a comment's delimiters.
 MARKUP = re.compile(r"<!--|-->|</?[A-Za-z][\w-]*(?:\s[^<>]*)?/?>")
@@ -53,6 +53,14 @@ _HEADERS = re.compile(rf"{_FIELD}{_ON}(?:{_FIELD}{_ON})*{_FIELD}{_LAST}")
 # it wherever it stands (after a bare title host without a full stop too).
 _TURN = r"\[\d{1,2}:\d{2}(?::\d{2})?\][ \t]+[^\s:\[\]]{1,30}:[ \t]+"
 _TRANSCRIPT = re.compile(rf"{_TURN}(?:.*?\s(?={_TURN}){_TURN})+{_LAST}", re.DOTALL)
+# A letter's sign-off: a closing line of one to three words and a comma ("Best,", "Kind regards,") alone on
+# its line, then the writer's name on the next: one to four capitalised words or initials, the longest run
+# of them, which the line ends after or a capitalised word that opens no name follows ("Sam Whitlow The
+# Storytime …": the host sentence the planting glued on). A name followed by a lowercase word is a sentence
+# ("Hi all,\nCanada passed …"), so no sign-off.
+_NAME_WORD = rf"(?!(?:{'|'.join(sorted(w.capitalize() for w in CLAUSE_OPENERS))})\b)(?:[A-Z][a-z'’-]+|[A-Z]\.)"
+_SIGN_OFF = re.compile(rf"(?m)^[ \t]*[A-Z][a-z]+(?:[ \t]+[a-z]+){{0,2}},[ \t]*\n[ \t]*{_NAME_WORD}(?:[ \t]+{_NAME_WORD}){{0,3}}"
+                       rf"(?![ \t]+{_NAME_WORD})(?=[ \t]*(?:\n|$)|[ \t]+[A-Z\"“])")
 
 
 def markup_tags(text: str) -> list[Span]:
@@ -62,7 +70,7 @@ def markup_tags(text: str) -> list[Span]:
 
 def records(text: str) -> list[Span]:
     """The structured units of the text, in order: JSON records (`json_records`), markdown tables, lists,
-    header blocks and chat transcripts, outermost only (a table inside a record's string is the record's).
+    header blocks, chat transcripts and letters' sign-offs, outermost only (a table inside a record's string is the record's).
     A fresh list over one reading per text: the split and the boundary's rules ask for the same chunk's."""
     return list(_records(text))
 
@@ -70,7 +78,7 @@ def records(text: str) -> list[Span]:
 @lru_cache(maxsize=512)
 def _records(text: str) -> tuple[Span, ...]:
     found = sorted(json_records(text) + [m.span() for m in _TABLE.finditer(text)] + lists(text) + header_blocks(text)
-                   + [m.span() for m in _TRANSCRIPT.finditer(text)])
+                   + [m.span() for m in _TRANSCRIPT.finditer(text)] + [m.span() for m in _SIGN_OFF.finditer(text)])
     out: list[Span] = []
     for a, b in found:
         if not out or a >= out[-1][1]:
@@ -87,6 +95,28 @@ def whole_units(text: str, span: Span) -> Span:
         if u < b and a < v:
             a, b = min(a, u), max(b, v)
     return a, b
+
+
+def lead_in(text: str, span: Span) -> Span:
+    """The span started at the structured unit that ends right before it, only spaces and line breaks
+    between: an e-mail's header block is its body's lead-in, as `splice._bait_start` reads it before a
+    claim, also where the block's start was read back past the claim (a set-up sentence, `premise`)."""
+    unit = next(((u, v) for u, v in records(text) if v <= span[0] and not text[v : span[0]].strip()), None)
+    return (unit[0], span[1]) if unit is not None else span
+
+
+def through_sign_off(text: str, span: Span) -> Span:
+    """A span that opens with a message's header block run at least to the message's sign-off (`_SIGN_OFF`,
+    the first after the header and before any next header block): header, body and signature are one
+    writer's message, so a body sentence the local LM's reading leaves out between the claim and the
+    signature is still the message's."""
+    heads = header_blocks(text)
+    head = next((u for u in heads if u[0] == span[0]), None)
+    if head is None:
+        return span
+    limit = next((u for u, _ in heads if u > head[0]), len(text))
+    sign_off = _SIGN_OFF.search(text, head[1], limit)
+    return (span[0], max(span[1], sign_off.end())) if sign_off is not None else span
 
 
 def lists(text: str) -> list[Span]:

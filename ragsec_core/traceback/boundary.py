@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from ragsec_core.data.markup import whole_units
+from ragsec_core.data.markup import lead_in, through_sign_off, whole_units
 from ragsec_core.data.spans import Span, attribution_span, merge, overlaps, trim
 from ragsec_core.data.trace import Trace, contains_norm
 from ragsec_core.traceback.cohesion import extend
@@ -96,7 +96,8 @@ def attribute_hit(trace: Trace, hit: int, anchor: str, masks: Sequence[Span], ca
     seed = seed_span(text, anchor, masked, causal)
     if seed is None:
         return span_record(trace, hit, causal or (0, len(text)))
-    block = reach_back(trace, hit, grow(text, region(text, seed, anchor, trace.query)), anchor, evidence)
+    block = lead_in(text, reach_back(trace, hit, grow(text, region(text, seed, anchor, trace.query)), anchor, evidence))
+    block = through_sign_off(text, block)
     return span_record(trace, hit, whole_units(text, extend(trace, hit, block, evidence)))
 
 
