@@ -195,3 +195,24 @@ def test_split_runs_merge_into_one_result(tmp_path):
     r = subprocess.run([sys.executable, "-m", "ragsec_core.cli", "bench", "traceback", "--data", "d.json", "--merge", *parts],
                        check=False, capture_output=True, text=True, cwd=REPO, timeout=120)
     assert r.returncode == 2 and "one configuration" in r.stderr
+
+
+def test_a_host_that_answers_otherwise_leaves_the_poison_to_the_block_mask(tmp_path):
+    """A real NQ question in the list form (q26: "From Dusk Till Dawn … broadcast for two seasons" planted in
+    a host on twilight): masking the one answer occurrence leaves the event, and so does masking the whole
+    chunk (the context check): without any of it SmolLM2 answers "2" from its own knowledge. The planted
+    block masked alone, the host left in place, brings another answer back: the round reports the block
+    (path "block", the planted text whole) instead of stopping as if the event persisted."""
+    data = shared_data("stealthy", "wiki_open_nq.json")
+    out, traces = tmp_path / "r.json", tmp_path / "traces"
+    r = subprocess.run([sys.executable, "-m", "ragsec_core.cli", "bench", "traceback", "--data", str(data),
+                        "--attack-form", "list", "--first-question", "26", "--limit", "27", "--threads", "1",
+                        "--traces", str(traces), "--out", str(out)],
+                       check=False, capture_output=True, text=True, cwd=REPO, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    event = json.loads(next(traces.glob("event-*.json")).read_text())
+    stages = [(t["stage"], t["success"]) for t in event["pass1"]["tests"]]
+    assert stages[:3] == [("fast_path", False), ("context", False), ("block", True)], stages
+    assert [rnd["path"] for rnd in event["pass1"]["rounds"]] == ["block"] and event["gold"]["caused"]
+    row = event["methods"]["ragcharacter"]
+    assert row["char_f1"] >= 0.95 and row["char_fpr"] == 0.0, row["spans"]

@@ -29,7 +29,8 @@ class Budgets:
     # search, one replay masks every chunk that states the event string; if the event survives, the round
     # stops ("persists"). Block mask: when the fast path fails and the text marks holders as planted, one
     # replay masks their planted blocks (the boundary's textual rule); if the event goes, the round ends
-    # ("block"). Stop unfound: a round whose search found no mask that removes the event (only the context
+    # ("block"); and when the context check leaves the event in place, one replay masks the blocks of the
+    # holders the text leaves undecided (masking a holder whole also masks a host that says otherwise). Stop unfound: a round whose search found no mask that removes the event (only the context
     # check did) ends the run, instead of masking its best guess and repeating the same futile search.
     context_check: bool = True
     block_mask: bool = True

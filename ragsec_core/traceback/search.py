@@ -17,7 +17,12 @@ from ragsec_core.traceback import untargeted
 from ragsec_core.traceback.boundary import attribute_hit
 from ragsec_core.traceback.evidence import Evidence
 from ragsec_core.traceback.result import SpanRecord
-from ragsec_core.traceback.session import Found, Outcome, Session
+from ragsec_core.traceback.session import Found, Outcome, Session, grouped
+
+
+# Answers to a yes/no question: as an event anchor they occur in any prose as words ("from no other genera"),
+# so the text draws no claim around them
+POLAR_ANSWERS = frozenset({"yes", "no"})
 
 
 class Search(Session):
@@ -42,7 +47,8 @@ class Search(Session):
         if block is not None:
             return "block", [r.hit for r in block], block
         if self.b.context_check and not self._context_clears(live, holders):
-            return "persists", [], []  # what the text marks as planted is still reported (`boundary.implicated`)
+            # what the text marks as planted is still reported (`boundary.implicated`)
+            return self._undecided_blocks(holders) or ("persists", [], [])
         scored = []
         witnessed = untargeted.witnesses(self.trace, live) if self.objective == "restore" else []  # never masked whole
         chunks = [i for i in holders or live if i not in witnessed][: self.b.max_chunks]
@@ -98,6 +104,26 @@ class Search(Session):
             return None
         blocks = [attribute_hit(self.trace, i, self._anchor, self.masks, None, Evidence()) for i in planted]
         return blocks if self.test("block", blocks).success else None
+
+    def _undecided_blocks(self, holders: list[int]) -> Found | None:
+        """After a context check that the event survived (targeted objectives, with the block mask on): one
+        replay with the planted block that the text draws in each holder it leaves undecided
+        (`boundary.text_verdict` None) masked, then the blocks the event needs (`_prune`). The context check
+        masks each holder whole, host included, and a host can hold what the model would answer without the
+        poison ("No additional seasons …" beside a false count): masking it all left the model its prior
+        answer, while the poison removed alone gives the host's. Holders the text marks were the block mask's
+        already, and those it rules out stay unmasked (a benign mention of the answer). Not for a yes/no
+        anchor (`POLAR_ANSWERS`): the text draws no claim around it."""
+        if not self.b.block_mask or self.objective == "restore" or self._anchor.strip().lower() in POLAR_ANSWERS:
+            return None
+        undecided = [i for i in holders if self._verdict.get(i) is None and self._anchor_span(i) is not None]
+        if not undecided:
+            return None
+        blocks = [attribute_hit(self.trace, i, self._anchor, self.masks, None, Evidence()) for i in undecided]
+        if not self.test("block", blocks).success:
+            return None
+        kept = self._prune(grouped(blocks, lambda r: r.hit)) if len(blocks) > 1 else blocks
+        return "block", [r.hit for r in kept], kept
 
     def _context_clears(self, live: list[int], holders: list[int]) -> bool:
         """One replay with all the text that could carry the event masked (each chunk stating the event string,
