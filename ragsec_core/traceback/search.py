@@ -1,6 +1,7 @@
 """Pass-1's search (§4.3, Algorithm 2), for the rounds the answer-anchored fast path does not resolve.
 
-The block mask and the context check first (our extensions, `Budgets`), then the paper's screening:
+The block mask and the context check first (our extensions, `Budgets`; when the context check leaves the
+event in place, the blocks of the holders the text leaves undecided), then the paper's screening:
 chunks, then sentences inside the best chunk, then phrase proposals, and bisection of the best mask down
 to a minimal causal span. Under the `restore` objective the text that states the correct answer stays
 (`untargeted`). A mixin of `ragcharacter.Pass1`, which owns the replays and the session's state; kept
@@ -18,7 +19,6 @@ from ragsec_core.traceback.boundary import attribute_hit
 from ragsec_core.traceback.evidence import Evidence
 from ragsec_core.traceback.result import SpanRecord
 from ragsec_core.traceback.session import Found, Outcome, Session, grouped
-
 
 # Answers to a yes/no question: as an event anchor they occur in any prose as words ("from no other genera"),
 # so the text draws no claim around them
