@@ -30,8 +30,9 @@ class Budgets:
     # stops ("persists"). Block mask: when the fast path fails and the text marks holders as planted, one
     # replay masks their planted blocks (the boundary's textual rule); if the event goes, the round ends
     # ("block"); and when the context check leaves the event in place, one replay masks the blocks of the
-    # holders the text leaves undecided (masking a holder whole also masks a host that says otherwise). Stop unfound: a round whose search found no mask that removes the event (only the context
-    # check did) ends the run, instead of masking its best guess and repeating the same futile search.
+    # holders the text leaves undecided (masking a holder whole also masks a host that says otherwise).
+    # Stop unfound: a round whose search found no mask that removes the event (only the context check did)
+    # ends the run, instead of masking its best guess and repeating the same futile search.
     context_check: bool = True
     block_mask: bool = True
     stop_unfound: bool = True
