@@ -71,7 +71,8 @@ def markup_tags(text: str) -> list[Span]:
 def records(text: str) -> list[Span]:
     """The structured units of the text, in order: JSON records (`json_records`), markdown tables, lists,
     header blocks, chat transcripts and letters' sign-offs, outermost only (a table inside a record's
-    string is the record's). A fresh list over one reading per text: the split and the boundary's rules ask for the same chunk's."""
+    string is the record's). A fresh list over one reading per text: the split and the boundary's rules
+    ask for the same chunk's."""
     return list(_records(text))
 
 

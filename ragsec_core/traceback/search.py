@@ -96,14 +96,10 @@ class Search(Session):
 
     def _block(self, holders: list[int]) -> list[SpanRecord] | None:
         """One replay with the planted block of every holder the text marks as a planted claim masked
-        (`boundary.attribute_hit` from the text alone): the answer string masked alone was not enough (a
-        poison restates its claim in other words), and the block is the hypothesis the boundary reports
-        anyway. Its masks are the round's causal set when the event goes; None otherwise (the search runs)."""
-        planted = [i for i in holders if self._verdict.get(i) and self._anchor_span(i) is not None]
-        if not planted:
-            return None
-        blocks = [attribute_hit(self.trace, i, self._anchor, self.masks, None, Evidence()) for i in planted]
-        return blocks if self.test("block", blocks).success else None
+        (`_masked_blocks`): the answer string masked alone was not enough (a poison restates its claim in
+        other words), and the block is the hypothesis the boundary reports anyway. Its masks are the round's
+        causal set when the event goes; None otherwise (the search runs)."""
+        return self._masked_blocks([i for i in holders if self._verdict.get(i)])
 
     def _undecided_blocks(self, holders: list[int]) -> Found | None:
         """After a context check that the event survived (targeted objectives, with the block mask on): one
@@ -116,14 +112,19 @@ class Search(Session):
         anchor (`POLAR_ANSWERS`): the text draws no claim around it."""
         if not self.b.block_mask or self.objective == "restore" or self._anchor.strip().lower() in POLAR_ANSWERS:
             return None
-        undecided = [i for i in holders if self._verdict.get(i) is None and self._anchor_span(i) is not None]
-        if not undecided:
+        blocks = self._masked_blocks([i for i in holders if self._verdict.get(i) is None])
+        if blocks is None:
             return None
-        blocks = [attribute_hit(self.trace, i, self._anchor, self.masks, None, Evidence()) for i in undecided]
-        if not self.test("block", blocks).success:
-            return None
-        kept = self._prune(grouped(blocks, lambda r: r.hit)) if len(blocks) > 1 else blocks
+        kept = self._prune(grouped(blocks, lambda r: r.hit))  # one block alone: no replay, kept as it is
         return "block", [r.hit for r in kept], kept
+
+    def _masked_blocks(self, hits: list[int]) -> list[SpanRecord] | None:
+        """The planted block the text draws in each of `hits` that still states the answer
+        (`boundary.attribute_hit` from the text alone, no readings), masked together in one replay: the
+        blocks when the event goes, else None (no replay without a block)."""
+        blocks = [attribute_hit(self.trace, i, self._anchor, self.masks, None, Evidence())
+                  for i in hits if self._anchor_span(i) is not None]
+        return blocks if blocks and self.test("block", blocks).success else None
 
     def _context_clears(self, live: list[int], holders: list[int]) -> bool:
         """One replay with all the text that could carry the event masked (each chunk stating the event string,
