@@ -13,16 +13,7 @@ import pytest
 from ragsec_core._util.errors import RagsecError
 from ragsec_core.bench.attack_forms import (
     BAIT_REPEATS,
-    CHAT_TEMPLATES,
-    EMAIL_TEMPLATES,
-    FAQ_TEMPLATES,
-    FORUM_TEMPLATES,
-    FORUM_USERS,
-    HIDDEN_WRAPPERS,
-    INJECT_TEMPLATES,
-    LIST_HEADINGS,
     SOUP_ANSWERS,
-    TABLE_TEMPLATES,
     FormBuilder,
     bait_noise_text,
     bait_words,
@@ -31,7 +22,25 @@ from ragsec_core.bench.attack_forms import (
     plant_mode,
     soup_text,
 )
+from ragsec_core.bench.held_out_forms import (
+    CHAT_TEMPLATES,
+    CODE_SHELL,
+    EMAIL_TEMPLATES,
+    FAQ_TEMPLATES,
+    FORUM_TEMPLATES,
+    FORUM_USERS,
+    HELD_OUT,
+    HIDDEN_WRAPPERS,
+    INJECT_TEMPLATES,
+    LIST_HEADINGS,
+    NOTE_TEMPLATES,
+    QUOTE_SOURCES,
+    QUOTE_TEMPLATES,
+    TABLE_TEMPLATES,
+    TRANSCRIPT_TEMPLATES,
+)
 from ragsec_core.bench.attacks import AttackRecord, load_attack
+from ragsec_core.bench.options import ATTACK_FORMS
 from ragsec_core.bench.planting import PlantedCorpus, changed_sentences
 from ragsec_core.chameleon.attack import Encoder, detokenize, query_keywords, words
 from ragsec_core.data.corpus import Chunk, Corpus, Document
@@ -226,8 +235,44 @@ def test_cite_and_list_keep_every_claim_sentence_in_order():
         assert head in LIST_HEADINGS and len(items) == 2 and " ".join(i.removeprefix("- ") for i in items) == claim
 
 
-@pytest.mark.parametrize("form", ["soup", "inject", "hidden", "faq", "jsonld", "forum", "table", "chat", "email", "cite",
-                                  "list"])
+def test_quote_and_note_hold_the_claim_verbatim_in_every_template():
+    """An expert's quoted words and an editor's note or footnote hold the claim verbatim, never the true
+    answer; every template and every quoted source is drawn."""
+    quotes = {t for seed in range(60) for t in form_texts(REC, "quote", seed=seed)}
+    assert quotes == {t.format(c=CLAIM, n=n) for t in QUOTE_TEMPLATES for n in QUOTE_SOURCES}
+    notes = {t for seed in range(30) for t in form_texts(REC, "note", seed=seed)}
+    assert notes == {t.format(c=CLAIM) for t in NOTE_TEMPLATES}
+    assert all("Jens Holm" not in t for t in quotes | notes)
+
+
+def test_code_comments_each_claim_sentence_and_sets_the_false_answer():
+    """A code snippet comments each claim sentence on a line of its own above a constant set to the false
+    answer, or a shell session prints the false answer for the question; all three shapes are drawn."""
+    claim = f"{CLAIM} Her drawings were approved by the harbour board."
+    rec = AttackRecord("v1", QUESTION, (claim,), "Mara Eskell", ("Jens Holm",), ())
+    drawn = {t for seed in range(30) for t in form_texts(rec, "code", seed=seed)}
+    assert CODE_SHELL.format(q=QUESTION.rstrip("?"), a="Mara Eskell") in drawn and len(drawn) == 3
+    for text in drawn - {CODE_SHELL.format(q=QUESTION.rstrip("?"), a="Mara Eskell")}:
+        comments = [ln for ln in text.split("\n") if ln.startswith(("# ", "// "))]
+        assert [c.split(" ", 1)[1] for c in comments] == [CLAIM, "Her drawings were approved by the harbour board."]
+        assert '"Mara Eskell"' in text.split("\n")[-1] or '"Mara Eskell"' in text.split("\n")[-2]
+
+
+def test_transcript_holds_the_claim_between_turns_or_fillers():
+    """A transcript holds the claim verbatim with each template's turns or fillers after it, and the
+    podcast's episode number is drawn."""
+    drawn = {t for seed in range(30) for t in form_texts(REC, "transcript", seed=seed)}
+    assert all(CLAIM in t for t in drawn)
+    assert {t.split(CLAIM)[1] for t in drawn} == {t.split("{c}")[1] for t in TRANSCRIPT_TEMPLATES}
+    assert len({re.search(r"episode \d+", t).group() for t in drawn if t.startswith("Podcast")}) > 1  # type: ignore[union-attr]
+
+
+def test_every_held_out_form_is_a_choice_of_the_cli():
+    assert set(HELD_OUT) <= set(ATTACK_FORMS)
+    assert [f for f in ATTACK_FORMS if f in HELD_OUT] == list(HELD_OUT)  # one order: the CLI's
+
+
+@pytest.mark.parametrize("form", list(HELD_OUT))
 def test_built_forms_planted_embedded_have_exact_gold(planted, form):
     [text] = FormBuilder(form, planted.base, 0.5, 1).texts(REC, 1)
     _, retriever = planted.apply(planted.plan(REC, [text], "embedded", 0.5, random.Random(0)))

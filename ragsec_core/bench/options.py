@@ -22,10 +22,12 @@ from ragsec_core._util.paths import shared_data_dir
 # a page's structured data (schema.org FAQPage or a plain record), the claim in a forum reply, a markdown
 # table row. chat, email, cite and list were added on 5 Dec (second session) as held-out forms, after the
 # rules of r52: an agent's turn in a logged chat, an e-mail reply, the claim with reference marks [n], the claim
-# as bullet points.
+# as bullet points. quote, note, code and transcript were added on 5 Dec (fourth session) as held-out forms,
+# before that session's byline rule: an expert's quoted words, an editor's note or footnote, comments in a
+# code snippet (or a shell session's output), a podcast or lecture transcript.
 PLANT_MODES = ("embedded", "standalone")
 ATTACK_FORMS = ("black", "text", "hotflip", "bait-noise", "blind", "garag", "soup", "inject", "hidden", "faq",
-                "jsonld", "forum", "table", "chat", "email", "cite", "list")
+                "jsonld", "forum", "table", "chat", "email", "cite", "list", "quote", "note", "code", "transcript")
 
 # bench speed: its sections ("hybrid" is only the hybrid part of "retrieval") and its default events file
 SPEED_SECTIONS = ("traceback", "retrieval", "hybrid", "attention", "startup")
