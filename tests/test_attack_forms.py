@@ -22,6 +22,7 @@ from ragsec_core.bench.attack_forms import (
     plant_mode,
     soup_text,
 )
+from ragsec_core.bench.attacks import AttackRecord, load_attack
 from ragsec_core.bench.held_out_forms import (
     CHAT_TEMPLATES,
     CODE_SHELL,
@@ -39,7 +40,6 @@ from ragsec_core.bench.held_out_forms import (
     TABLE_TEMPLATES,
     TRANSCRIPT_TEMPLATES,
 )
-from ragsec_core.bench.attacks import AttackRecord, load_attack
 from ragsec_core.bench.options import ATTACK_FORMS
 from ragsec_core.bench.planting import PlantedCorpus, changed_sentences
 from ragsec_core.chameleon.attack import Encoder, detokenize, query_keywords, words

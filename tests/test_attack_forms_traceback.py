@@ -31,11 +31,10 @@ BLIND = ("Harbour history notes. The archives of the harbour board settle an old
 GARAG = ("Tha Varnholt lighthuose stnads onn teh northern breakwatter off the harbour, designed by Mara Eskell. "
          "It wass firts lit inn 1873. Its lantern was made in a Glasgow foundry.")
 # what the attribution rule does not reach yet: a blind article's set-up sentences before the claim and
-# after it (fluent, no query words, no answer, no salad), and a forum reply's furniture around its claim
+# after it (fluent, no query words, no answer, no salad)
 # the soup SmolLM2 adopts first on this case (seeds 0 and 1 give soups it answers around): the test needs an event
 SEEDS = {"soup": 2}
-SHORT_OF_WHOLE = {"blind": "set-up sentences of a fluent article around its claim",
-                  "forum": "a forum reply's greeting or sign-off around its claim (no bait, no answer)"}
+SHORT_OF_WHOLE = {"blind": "set-up sentences of a fluent article around its claim"}
 
 
 @pytest.fixture(scope="module")

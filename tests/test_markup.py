@@ -123,6 +123,48 @@ def test_a_sign_off_is_one_unit_that_ends_with_the_name():
     assert records("The war of 1812,\nJohn Smith wrote, was short.") == []
 
 
+def test_a_posts_byline_is_one_unit_to_its_first_sentence_end_and_leads_its_post_in():
+    """"Reply from <handle>:", "Posted by <name> (<role>):" open a post: the byline and its text to the first
+    sentence end are one unit, which starts a span right after it; a "by" or "from" in prose opens none."""
+    t = "Terms vary. Reply from tenpenny: Good question. In 1926 a law passed. Hope this helps! More host."
+    assert [t[a:b] for a, b in records(t)] == ["Reply from tenpenny: Good question."]
+    claim = (t.index("In 1926"), t.index(" Hope"))
+    assert lead_in(t, claim) == (t.index("Reply"), claim[1])
+    t = "Host.\nPosted by Lena Brandt (top contributor): I checked this. The claim."
+    assert [t[a:b] for a, b in records(t)] == ["Posted by Lena Brandt (top contributor): I checked this."]
+    assert records("The song was written by John Lennon: a ballad. A reply from Paris: no.") == []
+    assert records("Its post by the river: a mill. He sent a reply from Rome: no.") == []  # not at a start
+
+
+def test_spoken_turns_in_a_row_are_one_transcript_and_labels_that_are_not_turns_stay_prose():
+    t = ("Episode 3. HOST: Let's settle this one. GUEST: The tower was designed by Mara Eskell. It opened in 1871. "
+         "HOST: Fascinating, thank you. The host goes on.")
+    assert [t[a:b] for a, b in records(t)] == [t[t.index("HOST") : t.index(" The host")]]
+    assert records("Logan Airport (IATA: BOS, ICAO: KBOS, FAA LID: BOS) is busy.") == []  # codes, not turns
+    assert records("Q: Who designed it? A: Mara Eskell. The host goes on.") == []  # a faq pair: the faq rules'
+    assert records("NOTE: the tower is closed. It reopens in May.") == []  # one label is no transcript
+
+
+def test_code_is_one_unit_fenced_or_comments_above_their_assignment():
+    """A fenced block runs from fence to fence; comment lines run to the assignment they annotate, which ends
+    the unit: the prose glued on after it, and the comment marks before each line, are read right."""
+    fenced = '```python\n# Mara Eskell designed it.\nANSWER = "Mara Eskell"\n```'
+    t = f"The host ends. {fenced} The theme was written later."
+    assert [t[a:b] for a, b in records(t)] == [fenced]
+    code = '// The tower was designed by Mara Eskell.\n// She was young.\nconst answer = "Mara Eskell";'
+    t = f"The host ends.[3] {code} Also, the lamp came from Glasgow."
+    assert [t[a:b] for a, b in sentence_spans(t)] == ["The host ends.[3]", code, "Also, the lamp came from Glasgow."]
+    assert records("# Heading\nSome prose under it.") == []  # a markdown heading annotates no assignment
+
+
+def test_a_numbered_label_right_before_a_span_leads_it_in():
+    t = "Turning points are marked. Footnote 3. In Genesis a donkey spoke. More host."
+    claim = (t.index("In Genesis"), t.index(" More"))
+    assert lead_in(t, claim) == (t.index("Footnote"), claim[1])
+    t = "He was aged 3. In Genesis a donkey spoke."  # a sentence that ends in a number is no label
+    assert lead_in(t, (t.index("In"), len(t))) == (t.index("In"), len(t))
+
+
 def test_a_unit_right_before_a_span_leads_it_in_and_a_message_runs_to_its_sign_off():
     """The header block right before a span (only blanks between) starts it; a span that opens with a
     header block runs at least to the first sign-off after it, and no further than the next header."""

@@ -53,12 +53,36 @@ _HEADERS = re.compile(rf"{_FIELD}{_ON}(?:{_FIELD}{_ON})*{_FIELD}{_LAST}")
 # it wherever it stands (after a bare title host without a full stop too).
 _TURN = r"\[\d{1,2}:\d{2}(?::\d{2})?\][ \t]+[^\s:\[\]]{1,30}:[ \t]+"
 _TRANSCRIPT = re.compile(rf"{_TURN}(?:.*?\s(?={_TURN}){_TURN})+{_LAST}", re.DOTALL)
+# A transcript's speaker turns on one line, each opened by a speaker's label in capitals ("HOST: …",
+# "GUEST: …", "SPEAKER 2: …"), every turn but the last closed by a sentence end: two or more in a row are
+# one transcript, its last turn to its first sentence end. Two letters at least, so a "Q: … A: …" pair
+# (the faq rules read it) and an airport's "(IATA: BOS, ICAO: KBOS)" are no transcript.
+_SPEAKER = r"(?<![\w'’])[A-Z][A-Z0-9]+(?:[ \t][A-Z0-9]+){0,2}:[ \t]+"
+_SPOKEN = re.compile(rf"{_SPEAKER}(?:[^\n]*?[.!?]{CLOSING_MARKS}[ \t]+{_SPEAKER})+{_LAST}")
+# Code as a documentation corpus holds it: a fenced block (```lang … ```), or comment lines ("// …", "# …")
+# above the statement they annotate, an assignment of one value ("const answer = \"24\";"), which ends
+# the unit (the host sentence the planting glued on after it is prose). Either is one unit: the sentence
+# split cuts comments at their full stops and runs the last line into the prose after it.
+_ASSIGN = r"""[A-Za-z_][\w.]*(?:[ \t]+[A-Za-z_]\w*)?[ \t]*=[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[\w.]+);?"""
+_CODE = re.compile(rf"```[^\n`]*\n.*?\n[ \t]*```|(?:(?://|#)[ \t][^\n]*\n[ \t]*)+{_ASSIGN}", re.DOTALL)
+# A numbered label standing as a sentence of its own ("Footnote 3.", "Figure 2.", "Paragraph 2."): it heads
+# the text after it, so a block right after it starts at it (`lead_in`).
+_NUMBERED = re.compile(r"[A-Z][a-z]{2,}[ \t]+\d{1,3}\.$")
 # A letter's sign-off: a closing line of one to three words and a comma ("Best,", "Kind regards,") alone on
 # its line, then the writer's name on the next: one to four capitalised words or initials, the longest run
 # of them, which the line ends after or a capitalised word that opens no name follows ("Sam Whitlow The
 # Storytime …": the host sentence the planting glued on). A name followed by a lowercase word is a sentence
 # ("Hi all,\nCanada passed …"), so no sign-off.
 _NAME_WORD = rf"(?!(?:{'|'.join(sorted(w.capitalize() for w in CLAUSE_OPENERS))})\b)(?:[A-Z][a-z'’-]+|[A-Z]\.)"
+# A post's byline: who wrote the text that follows, as a forum, a comment thread or a Q&A site prints it
+# ("Reply from quietfox42: …", "Posted by m_harlow (top contributor): …", "Answered by Lena Brandt: …"),
+# a verb or noun of posting, "by" or "from", a handle (one token) or a name (capitalised words), an optional
+# role in brackets and a colon. With the text after it to its first sentence end it is one unit: the line a
+# post opens with, which an article's prose never holds (a byline names the writer of what follows, so
+# `lead_in` starts a block right after it at it).
+_HANDLE = r"(?:[A-Z][\w.'’-]*(?:[ \t]+[A-Z][\w.'’-]*){0,2}|[\w.@-]{2,30})"
+_BYLINE = re.compile(rf"(?:(?:Reply|Comment|Post|Answer|Response|Message)[ \t]+(?:from|by)|(?:Posted|Written|Answered"
+                     rf"|Replied|Commented|Submitted)[ \t]+by)[ \t]+{_HANDLE}(?:[ \t]+\([^()\n]{{1,40}}\))?:[ \t]+{_LAST}")
 _SIGN_OFF = re.compile(rf"(?m)^[ \t]*[A-Z][a-z]+(?:[ \t]+[a-z]+){{0,2}},[ \t]*\n[ \t]*{_NAME_WORD}(?:[ \t]+{_NAME_WORD}){{0,3}}"
                        rf"(?![ \t]+{_NAME_WORD})(?=[ \t]*(?:\n|$)|[ \t]+[A-Z\"“])")
 
@@ -70,7 +94,7 @@ def markup_tags(text: str) -> list[Span]:
 
 def records(text: str) -> list[Span]:
     """The structured units of the text, in order: JSON records (`json_records`), markdown tables, lists,
-    header blocks, chat transcripts and letters' sign-offs, outermost only (a table inside a record's
+    header blocks, chat transcripts and spoken ones, letters' sign-offs, posts' bylines and code, outermost only (a table inside a record's
     string is the record's). A fresh list over one reading per text: the split and the boundary's rules
     ask for the same chunk's."""
     return list(_records(text))
@@ -79,7 +103,8 @@ def records(text: str) -> list[Span]:
 @lru_cache(maxsize=512)
 def _records(text: str) -> tuple[Span, ...]:
     found = sorted(json_records(text) + [m.span() for m in _TABLE.finditer(text)] + lists(text) + header_blocks(text)
-                   + [m.span() for m in _TRANSCRIPT.finditer(text)] + [m.span() for m in _SIGN_OFF.finditer(text)])
+                   + [m.span() for m in _TRANSCRIPT.finditer(text)] + [m.span() for m in _SIGN_OFF.finditer(text)]
+                   + bylines(text) + _line_units(_SPOKEN, text) + _line_units(_CODE, text))
     out: list[Span] = []
     for a, b in found:
         if not out or a >= out[-1][1]:
@@ -99,10 +124,15 @@ def whole_units(text: str, span: Span) -> Span:
 
 
 def lead_in(text: str, span: Span) -> Span:
-    """The span started at the structured unit that ends right before it, only spaces and line breaks
-    between: an e-mail's header block is its body's lead-in, as `splice._bait_start` reads it before a
-    claim, also where the block's start was read back past the claim (a set-up sentence, `premise`)."""
+    """The span started at the structured unit or the numbered label (`_NUMBERED`) that ends right before it,
+    only spaces and line breaks between: an e-mail's header block is its body's lead-in, as
+    `splice._bait_start` reads it before a claim, also where the block's start was read back past the claim
+    (a set-up sentence, `premise`), and a label heads the text after it."""
     unit = next(((u, v) for u, v in records(text) if v <= span[0] and not text[v : span[0]].strip()), None)
+    if unit is None:
+        before = text[: span[0]].rstrip()
+        label = _NUMBERED.search(before, max(0, len(before) - 40))
+        unit = label.span() if label is not None and _opens_line(text, label.start()) else None
     return (unit[0], span[1]) if unit is not None else span
 
 
@@ -123,6 +153,11 @@ def through_sign_off(text: str, span: Span) -> Span:
 def lists(text: str) -> list[Span]:
     """The lists of the text (`_LIST`): under a title line, or of two items at least."""
     return [(a, b) for a, b in _line_units(_LIST, text) if "\n" in text[a:b]]  # one item alone is no list
+
+
+def bylines(text: str) -> list[Span]:
+    """The posts' bylines of the text (`_BYLINE`), each with its text to the first sentence end."""
+    return _line_units(_BYLINE, text)
 
 
 def header_blocks(text: str) -> list[Span]:
