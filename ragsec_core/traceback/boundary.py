@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from ragsec_core.data.markup import lead_in, through_sign_off, whole_units
+from ragsec_core.data.quotes import whole_quotation
 from ragsec_core.data.spans import Span, attribution_span, merge, overlaps, trim
 from ragsec_core.data.trace import Trace, contains_norm
 from ragsec_core.traceback.cohesion import extend
@@ -88,7 +89,8 @@ def seed_span(text: str, anchor: str, masked: Sequence[Span], causal: Span | Non
 def attribute_hit(trace: Trace, hit: int, anchor: str, masks: Sequence[Span], causal: Span | None,
                   evidence: Evidence) -> SpanRecord:
     """The reported span in one implicated chunk: the planted region around the claim (`splice.region`),
-    grown over the misspelled sentences next to it when it is a typo-perturbed copy (`misspelling.grow`),
+    grown over the misspelled sentences next to it when it is a typo-perturbed copy (`misspelling.grow`)
+    and over the quotation whose first or last sentence it reaches (`quotes.whole_quotation`),
     back over the set-up sentences written for the attack's premise (`premise.reach_back`) and on over the
     sentences that continue it (`cohesion.extend`), or the causal span alone when nothing anchors it."""
     text = trace.hits[hit].text
@@ -96,7 +98,8 @@ def attribute_hit(trace: Trace, hit: int, anchor: str, masks: Sequence[Span], ca
     seed = seed_span(text, anchor, masked, causal)
     if seed is None:
         return span_record(trace, hit, causal or (0, len(text)))
-    block = lead_in(text, reach_back(trace, hit, grow(text, region(text, seed, anchor, trace.query)), anchor, evidence))
+    block = whole_quotation(text, grow(text, region(text, seed, anchor, trace.query)))
+    block = lead_in(text, reach_back(trace, hit, block, anchor, evidence))
     block = through_sign_off(text, block)
     return span_record(trace, hit, whole_units(text, extend(trace, hit, block, evidence)))
 
