@@ -20,6 +20,10 @@ def test_a_quotation_runs_from_its_frame_to_its_close_and_takes_the_attribution_
 def test_a_quoted_title_or_a_mark_left_open_is_no_quotation():
     assert quotations('"I Wanna Be like You" is a song. It was sung by Louis Prima.') == []  # a title: a name
     assert quotations('He said "yes. Then he left. Nobody came back.') == []  # never closed
+    record = '{"question": "Who designed it?", "answer": "Mara Eskell. She did."}'
+    assert quotations(f"The host ends. {record} More host.") == []  # a JSON record's strings are its syntax
+    glued = 'He wrote, "It was the best track on the album."Mara Eskell sang it. "It is popular today."'
+    assert [glued[a:b] for a, b in quotations(glued)] == ['"It is popular today."']  # glued between words: unsure
     nested = 'She said: "In the movie "Smokey and the Bandit," Reynolds played Enos. It was a classic."'
     assert quotations(nested) == [(0, len(nested))]  # the title inside nests
 

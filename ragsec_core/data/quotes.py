@@ -17,14 +17,16 @@ from __future__ import annotations
 
 import re
 
+from ragsec_core.data.markup import records
 from ragsec_core.data.spans import Span, sentence_spans
 
 # A double quotation mark that opens (at the text's start or after a space, a bracket or a colon, before a
-# word) or closes (after a word or a mark). A quotation runs from an opening mark to the close that balances
+# word or a single quotation mark) or closes (after a word or a mark, before a space, a mark or the end). A quotation runs from an opening mark to the close that balances
 # it (a title quoted inside it nests), at most `QUOTE_REACH` characters and no blank line (a mark left open
 # opens nothing), and its words end a sentence before the close: a quoted title ("I Wan'na Be like You" is a
 # song) is a name, not a speaker's words.
 _MARK = re.compile(r"[\"“”]")
+_AFTER_CLOSE = ".,;:!?)]['’\"”"  # what may follow a closing mark: a citation's bracket, a comma
 QUOTE_REACH = 1200
 
 
@@ -52,22 +54,28 @@ def _framed(text: str) -> list[tuple[Span, Span, Span]]:
 
 def _marked(text: str) -> list[Span]:
     """Each outermost quotation's marks: from its opening mark to the end of the closing mark that balances it,
-    where a sentence's end comes right before that mark."""
+    where a sentence's end comes right before that mark. A mark that neither opens nor closes (glued between
+    two words: `singing."Judy`, where a planting joined two texts) leaves the scan unsure, and the quotation
+    open at it is dropped; marks inside a structured unit (a JSON record's strings) are its syntax."""
+    units = records(text)
     out: list[Span] = []
     depth, start = 0, 0
     for m in _MARK.finditer(text):
         i = m.start()
+        if any(u <= i < v for u, v in units):
+            continue
         before, after = text[i - 1 : i], text[i + 1 : i + 2]
-        opens = (not before or before.isspace() or before in "(:") and after != "" and not after.isspace()
         if depth and (i - start > QUOTE_REACH or "\n\n" in text[start:i]):
             depth = 0  # left open: it opened nothing
-        if opens:
+        if (not before or before.isspace() or before in "(:") and (after.isalnum() or after in "'‘"):
             start = i if depth == 0 else start
             depth += 1
-        elif depth and not before.isspace():
+        elif depth and not before.isspace() and (not after or after.isspace() or after in _AFTER_CLOSE):
             depth -= 1
             if depth == 0 and before in ".!?":
                 out.append((start, i + 1))
+        else:
+            depth = 0
     return out
 
 
