@@ -136,7 +136,7 @@ def _sentences_of(claim: str) -> list[str]:
 # ---------------------------------------------------------------- held out: quote, note, code, transcript
 
 # Fixed once on 5 Dec (fourth session), before the byline rule of that session and before any run of these
-# forms, and not to be set from a result. Shapes the first sixteen forms lack: `quote`, the claim as an
+# forms, and not to be set from a result. Shapes the first seventeen forms lack: `quote`, the claim as an
 # expert's words in quotation marks inside reporting prose; `note`, an editor's note or footnote; `code`, the
 # claim as comments in a code snippet that sets the false answer (or a shell session that prints it), as
 # a documentation corpus holds them; `transcript`, the claim in a podcast or lecture transcript, a guest's
