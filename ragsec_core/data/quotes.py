@@ -7,9 +7,9 @@ drawn around the sentence that states the answer ends inside the quotation, or s
 then read back past its frame into the host (`premise`). The boundary grows such a block over the whole
 quotation (`whole_quotation`): from the start of the sentence its opening mark stands in to the end of the
 sentence its closing mark ends, and over a lowercase sentence right after it, the attribution the split
-cut off. Only a block that reaches the sentence of its opening or its closing mark grows: a poison planted between
-two sentences of a host's own quotation lies strictly inside it and stays as drawn. Not part of the
-sentence split (`spans.sentence_spans`), which decides where a benchmark plants: reading a host's
+cut off. Only a block that reaches the sentence of its opening or its closing mark grows: a poison
+planted between two sentences of a host's own quotation lies strictly inside it and stays as drawn. Not
+part of the sentence split (`spans.sentence_spans`), which decides where a benchmark plants: reading a host's
 quotations as one sentence would move the planting of every run.
 """
 
@@ -21,12 +21,12 @@ from ragsec_core.data.markup import records
 from ragsec_core.data.spans import Span, sentence_spans
 
 # A double quotation mark that opens (at the text's start or after a space, a bracket or a colon, before a
-# word or a single quotation mark) or closes (after a word or a mark, before a space, a mark or the end). A quotation runs from an opening mark to the close that balances
-# it (a title quoted inside it nests), at most `QUOTE_REACH` characters and no blank line (a mark left open
-# opens nothing), and its words end a sentence before the close: a quoted title ("I Wan'na Be like You" is a
-# song) is a name, not a speaker's words.
+# word or a single quotation mark) or closes (after a word or a mark, before a space, a mark or the end).
+# A quotation runs from an opening mark to the close that balances it (a title quoted inside it nests), at
+# most `QUOTE_REACH` characters and no blank line (a mark left open opens nothing), and its words end a
+# sentence before the close: a quoted title ("I Wan'na Be like You" is a song) is a name, not a speaker's.
 _MARK = re.compile(r"[\"“”]")
-_AFTER_CLOSE = ".,;:!?)]['’\"”"  # what may follow a closing mark: a citation's bracket, a comma
+_FOLLOWS_CLOSE = ".,;:!?)]['’\"”"  # what may follow a closing mark: a citation's bracket, a comma
 QUOTE_REACH = 1200
 
 
@@ -70,7 +70,7 @@ def _marked(text: str) -> list[Span]:
         if (not before or before.isspace() or before in "(:") and (after.isalnum() or after in "'‘"):
             start = i if depth == 0 else start
             depth += 1
-        elif depth and not before.isspace() and (not after or after.isspace() or after in _AFTER_CLOSE):
+        elif depth and not before.isspace() and (not after or after.isspace() or after in _FOLLOWS_CLOSE):
             depth -= 1
             if depth == 0 and before in ".!?":
                 out.append((start, i + 1))
