@@ -104,7 +104,7 @@ def records(text: str) -> list[Span]:
 def _records(text: str) -> tuple[Span, ...]:
     found = sorted(json_records(text) + [m.span() for m in _TABLE.finditer(text)] + lists(text) + header_blocks(text)
                    + [m.span() for m in _TRANSCRIPT.finditer(text)] + [m.span() for m in _SIGN_OFF.finditer(text)]
-                   + bylines(text) + _line_units(_SPOKEN, text) + _line_units(_CODE, text))
+                   + _line_units(_BYLINE, text) + _line_units(_SPOKEN, text) + _line_units(_CODE, text))
     out: list[Span] = []
     for a, b in found:
         if not out or a >= out[-1][1]:
@@ -153,11 +153,6 @@ def through_sign_off(text: str, span: Span) -> Span:
 def lists(text: str) -> list[Span]:
     """The lists of the text (`_LIST`): under a title line, or of two items at least."""
     return [(a, b) for a, b in _line_units(_LIST, text) if "\n" in text[a:b]]  # one item alone is no list
-
-
-def bylines(text: str) -> list[Span]:
-    """The posts' bylines of the text (`_BYLINE`), each with its text to the first sentence end."""
-    return _line_units(_BYLINE, text)
 
 
 def header_blocks(text: str) -> list[Span]:

@@ -16,6 +16,7 @@ quotations as one sentence would move the planting of every run.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from ragsec_core.data.markup import records
 from ragsec_core.data.spans import Span, sentence_spans
@@ -37,9 +38,11 @@ def quotations(text: str) -> list[Span]:
     return [unit for unit, _, _ in _framed(text)]
 
 
-def _framed(text: str) -> list[tuple[Span, Span, Span]]:
+@lru_cache(maxsize=512)
+def _framed(text: str) -> tuple[tuple[Span, Span, Span], ...]:
     """Each quotation (`quotations`) with the sentence its opening mark stands in and the one its closing
-    mark ends."""
+    mark ends: one reading per text, as `markup.records`, since `splice.marked_start` and `whole_quotation`
+    ask for the same chunk's on every block the boundary or Pass-1 draws."""
     sents = sentence_spans(text, limit=len(text))
     out: list[tuple[Span, Span, Span]] = []
     for start, end in _marked(text):
@@ -49,7 +52,7 @@ def _framed(text: str) -> list[tuple[Span, Span, Span]]:
             continue
         said = last + 1 if last + 1 < len(sents) and text[sents[last + 1][0]].islower() else last
         out.append(((sents[first][0], sents[said][1]), sents[first], sents[last]))
-    return out
+    return tuple(out)
 
 
 def _marked(text: str) -> list[Span]:
