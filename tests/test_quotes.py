@@ -1,5 +1,5 @@
-"""Quotations read as units (`data/quotes.py`): a speaker's words with the sentence that frames them, and
-the boundary's growth over a quotation a block reaches."""
+"""Quotations read as units (`data/quotes.py`): a speaker's words with the sentence that frames them, a
+bracketed aside, and the boundary's growth over a quotation a block reaches."""
 
 from __future__ import annotations
 
@@ -44,3 +44,16 @@ def test_a_block_between_the_sentences_of_a_hosts_quotation_stays_as_drawn():
     inside = (t.index("Mara"), t.index(" Maybe"))
     assert whole_quotation(t, inside) == inside
     assert whole_quotation(HOST, (0, 5)) == (0, 5)
+
+
+ASIDE = "(Editor's note: In the franchise, a total of 4 stations were built. Two others were shown unfinished.)"
+
+
+def test_an_aside_of_sentences_in_brackets_is_a_quotation_and_a_bracket_inside_a_sentence_is_not():
+    t = "Both stations appear in Legends (formerly the Universe).[citation needed] " + ASIDE + " They were big."
+    assert [t[a:b] for a, b in quotations(t)] == [ASIDE]  # no lowercase attribution taken after an aside
+    claim = (t.index("(Editor"), t.index(" Two others"))
+    assert whole_quotation(t, claim) == (t.index("(Editor"), t.index(" They"))
+    assert quotations("He was born (in 1950) in Rome. It rained (as ever). Fine.") == []  # phrases of a sentence
+    assert quotations("The host ends. (Note: it was never closed. More host.") == []
+    assert quotations("The host ends. (Note: a list (of two) follows) and more.") == []  # no sentence end before it

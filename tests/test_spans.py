@@ -120,6 +120,11 @@ def test_sentences_split_after_citation_markers():
     assert [t[a:b] for a, b in sentence_spans(t)] == [
         "It was sold by Sprint.[18][19]", "when did it come out.", "A.A. Milne wrote it.[a]", "Yes."
     ]
+    # an editor's tag closes its sentence as a marker does, also before a bracket that spaCy reads on with
+    t = "It appears in Legends (formerly the Universe).[citation needed] (Editor's note: Four were built.)"
+    assert [t[a:b] for a, b in sentence_spans(t)] == [
+        "It appears in Legends (formerly the Universe).[citation needed]", "(Editor's note: Four were built.)"
+    ]
 
 
 def test_answer_occurrences_are_whole_words():

@@ -11,6 +11,10 @@ cut off. Only a block that reaches the sentence of its opening or its closing ma
 planted between two sentences of a host's own quotation lies strictly inside it and stays as drawn. Not
 part of the sentence split (`spans.sentence_spans`), which decides where a benchmark plants: reading a host's
 quotations as one sentence would move the planting of every run.
+
+An aside is read the same way: sentences set off in round brackets that open a sentence of their own
+("(Editor's note: … were built. Two were shown.)"). A bracket has no frame and no attribution, so its unit
+is the brackets and what they hold.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ QUOTE_REACH = 1200
 def quotations(text: str) -> list[Span]:
     """The text's quotations, each from the start of the sentence its opening mark stands in to the end of
     the sentence its closing mark ends, with a sentence right after it that opens in lowercase (the
-    attribution "said X, …" the split cut off)."""
+    attribution "said X, …" the split cut off), and its asides (`_asides`)."""
     return [unit for unit, _, _ in _framed(text)]
 
 
@@ -45,14 +49,34 @@ def _framed(text: str) -> tuple[tuple[Span, Span, Span], ...]:
     ask for the same chunk's on every block the boundary or Pass-1 draws."""
     sents = sentence_spans(text, limit=len(text))
     out: list[tuple[Span, Span, Span]] = []
-    for start, end in _marked(text):
+    for start, end in sorted(_marked(text) + _asides(text, sents)):
         first = next((i for i, (a, b) in enumerate(sents) if a <= start < b), None)
         last = next((i for i, (a, b) in enumerate(sents) if a < end <= b), None)
         if first is None or last is None or (out and sents[first][0] < out[-1][0][1]):
             continue
-        said = last + 1 if last + 1 < len(sents) and text[sents[last + 1][0]].islower() else last
+        aside = text[start] == "("
+        said = last + 1 if not aside and last + 1 < len(sents) and text[sents[last + 1][0]].islower() else last
         out.append(((sents[first][0], sents[said][1]), sents[first], sents[last]))
     return tuple(out)
+
+
+def _asides(text: str, sents: list[Span]) -> list[Span]:
+    """Each aside: a round bracket that opens a sentence of its own and closes, balanced, right after a
+    sentence's end ("(Editor's note: … were built. Two were shown.)"), within `QUOTE_REACH` characters and no
+    blank line. Its writer set the sentences off from the text around them, as a speaker's words are; a
+    bracket inside a sentence ("(born 1950)", "(formerly known as …)") is a phrase of that sentence."""
+    out: list[Span] = []
+    for start, _ in sents:
+        if text[start] != "(" or (out and start < out[-1][1]):
+            continue
+        depth = 0
+        for i in range(start, min(len(text), start + QUOTE_REACH)):
+            depth += {"(": 1, ")": -1}.get(text[i], 0)
+            if depth == 0 or text.startswith("\n\n", i):
+                break
+        if depth == 0 and text[i] == ")" and text[start:i].rstrip("\"'”’")[-1:] in (".", "!", "?"):
+            out.append((start, i + 1))
+    return out
 
 
 def _marked(text: str) -> list[Span]:

@@ -116,9 +116,10 @@ def _sentencizer() -> Language:
     return nlp
 
 
-# A sentence end followed by citation markers ("….[18] Next"): spaCy's sentencizer does not split there,
-# which glues the first sentence of text planted after a Wikipedia citation to the host sentence.
-_CITATION_END = re.compile(r"[.!?][\"'”’)]*(?:" + CITATION_MARKER + r")+\s+(?=\S)")
+# A sentence end followed by citation markers or editor's tags ("….[18] Next", "….[citation needed] (Editor's
+# note: …"): spaCy's sentencizer does not always split there, which glues the first sentence of text planted
+# after a Wikipedia citation to the host sentence.
+_CITATION_END = re.compile(r"[.!?][\"'”’)]*(?:" + CITATION_MARKER + "|" + EDITOR_TAG + r")+\s+(?=\S)")
 # A seam: a capitalised clause opener followed by a lower-case word, right after a word with no full stop
 # ("… sydney capital lIgHtHoUsE Its lantern was made …"): text without punctuation glued to a sentence.
 # A title ("the film The Jungle Book") goes on capitalised, so it is not one.

@@ -167,8 +167,9 @@ def marked_start(text: str, start: int, query: str) -> bool:
     sentence is query bait or keyword salad, a bait run starts the block (glued), or the sentence opens
     with a prefix run (`_prefix_run`), or it bears its writer's mark (`authors_mark`: a markup element
     opens there, or it quotes the query), or it is a structured unit (`markup.records`), or a quotation
-    starts there with its frame (`quotes.quotations`: "As X put it, \"…"). There the text says where the
-    poison starts (`premise` asks the local LM only about blocks that open unmarked)."""
+    starts there with its frame or an aside's bracket (`quotes.quotations`: "As X put it, \"…",
+    "(Editor's note: …"). There the text says where the poison starts (`premise` asks the local LM only
+    about blocks that open unmarked)."""
     sent = next(((start, b) for a, b in sentence_spans(text) if a <= start < b), None)
     if sent is None:
         return False
