@@ -102,7 +102,7 @@ def records(text: str) -> list[Span]:
 
 @lru_cache(maxsize=512)
 def _records(text: str) -> tuple[Span, ...]:
-    found = sorted(json_records(text) + [m.span() for m in _TABLE.finditer(text)] + lists(text) + header_blocks(text)
+    found = sorted(json_records(text) + [m.span() for m in _TABLE.finditer(text)] + lists(text) + list(header_blocks(text))
                    + [m.span() for m in _TRANSCRIPT.finditer(text)] + [m.span() for m in _SIGN_OFF.finditer(text)]
                    + _line_units(_BYLINE, text) + _line_units(_SPOKEN, text) + _line_units(_CODE, text))
     out: list[Span] = []
@@ -155,9 +155,11 @@ def lists(text: str) -> list[Span]:
     return [(a, b) for a, b in _line_units(_LIST, text) if "\n" in text[a:b]]  # one item alone is no list
 
 
-def header_blocks(text: str) -> list[Span]:
-    """The header blocks of the text (`_HEADERS`)."""
-    return _line_units(_HEADERS, text)
+@lru_cache(maxsize=512)
+def header_blocks(text: str) -> tuple[Span, ...]:
+    """The header blocks of the text (`_HEADERS`), read once per text: `_records` and `through_sign_off` ask
+    for the same chunk's on every block the boundary draws."""
+    return tuple(_line_units(_HEADERS, text))
 
 
 def _line_units(pattern: re.Pattern[str], text: str) -> list[Span]:
