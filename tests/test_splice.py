@@ -279,3 +279,12 @@ def test_a_claim_that_is_a_unit_starts_its_own_block():
     planted = f"[09:14] ann: anyone? [09:16] bo_b: {CLAIM} [09:17] ann: thanks!"
     text = "The name of the atom bomb dropped by the USA on Hiroshima is often asked. " + HOST_A + planted + HOST_B
     assert _block(text, planted) == planted
+
+
+def test_an_aside_after_a_hosts_editors_tag_is_drawn_from_its_bracket_and_marked_there():
+    """The host's "….[citation needed]" ends its sentence, so the claim sentence starts at the aside's
+    bracket, not in the host; a block that opens there bears its writer's mark (no set-up reading)."""
+    aside = "(Editor's note: In the history of warfare, the bomb dropped on Hiroshima was named Big Man.)"
+    text = "It was less powerful than the Fat Man (a plutonium bomb).[citation needed] " + aside + HOST_B
+    assert _block(text, aside) == aside
+    assert marked_start(text, text.index(aside), QUERY)
