@@ -11,6 +11,7 @@ import re
 import pytest
 
 from ragsec_core._util.errors import RagsecError
+from ragsec_core._util.text import tokenize
 from ragsec_core.bench.attack_forms import (
     BAIT_REPEATS,
     SOUP_ANSWERS,
@@ -35,8 +36,10 @@ from ragsec_core.bench.held_out_forms import (
     INJECT_TEMPLATES,
     LIST_HEADINGS,
     NOTE_TEMPLATES,
+    PDF_WIDTH,
     QUOTE_SOURCES,
     QUOTE_TEMPLATES,
+    REVIEW_DATES,
     TABLE_TEMPLATES,
     TRANSCRIPT_TEMPLATES,
 )
@@ -265,6 +268,42 @@ def test_transcript_holds_the_claim_between_turns_or_fillers():
     assert all(CLAIM in t for t in drawn)
     assert {t.split(CLAIM)[1] for t in drawn} == {t.split("{c}")[1] for t in TRANSCRIPT_TEMPLATES}
     assert len({re.search(r"episode \d+", t).group() for t in drawn if t.startswith("Podcast")}) > 1  # type: ignore[union-attr]
+
+
+def test_review_abstract_and_social_hold_the_claim_verbatim_with_their_frames():
+    """A review holds the claim between its rating line and a closing remark, an abstract before its
+    keywords (the question's content words), a post before hashtags glued from the question's and the
+    false answer's words; never the true answer."""
+    reviews = {t for seed in range(30) for t in form_texts(REC, "review", seed=seed)}
+    assert all(CLAIM in t for t in reviews) and any(d in t for t in reviews for d in REVIEW_DATES)
+    for seed in range(10):
+        [abstract] = form_texts(REC, "abstract", seed=seed)
+        claim_end = abstract.index(CLAIM) + len(CLAIM)
+        keywords = re.search(r"(?:Keywords|Index terms): (.*)\.$", abstract[claim_end:])
+        assert keywords is not None and keywords.group(1).split("; ") == list(dict.fromkeys(tokenize(QUESTION.rstrip("?"))))
+        [post] = form_texts(REC, "social", seed=seed)
+        assert CLAIM in post and "#" + "".join(w.capitalize() for w in tokenize(QUESTION)[:2]) in post
+    posts = {t for seed in range(30) for t in form_texts(REC, "social", seed=seed)}
+    assert any(t.endswith("#MaraEskell") for t in posts)
+    assert all("Jens Holm" not in t for t in reviews | posts)
+
+
+def test_pdf_wraps_the_claim_hyphenates_one_word_and_puts_the_footer_between_lines():
+    """Joined back (the footer line dropped, the hyphen closed), the extracted page gives the claim's words
+    in order; lines stay near the width; the false answer's words are never hyphenated."""
+    claim = f"{CLAIM} Her drawings were approved by the harbour board after considerable deliberation."
+    rec = AttackRecord("v1", QUESTION, (claim,), "Mara Eskell", ("Jens Holm",), ())
+    hyphenated = 0
+    for seed in range(20):
+        [page] = form_texts(rec, "pdf", seed=seed)
+        lines = page.split("\n")
+        footers = [ln for ln in lines if re.fullmatch(r"Page \d+ of \d+", ln)]
+        body = [ln for ln in lines if ln not in footers]
+        assert len(footers) == 1 and lines[0] != footers[0] and lines[-1] != footers[0]
+        assert re.sub(r"-\n", "", "\n".join(body)).replace("\n", " ") == claim
+        assert all(len(ln) <= 2 * PDF_WIDTH for ln in body) and "Mara Eskell" in page.replace("\n", " ")
+        hyphenated += page.count("-\n")
+    assert hyphenated > 0
 
 
 def test_every_held_out_form_is_a_choice_of_the_cli():

@@ -18,7 +18,7 @@ each comes from and how its gold is defined.
   the boundary on a form no rule was written for.
 * the held-out forms (`held_out_forms.HELD_OUT`): shapes written after the boundary's rules, each measured
   once as first built: `inject`, `hidden`, `faq`, `jsonld`, `forum`, `table`, `chat`, `email`, `cite`,
-  `list`, `quote`, `note`, `code`, `transcript`.
+  `list`, `quote`, `note`, `code`, `transcript`, `review`, `pdf`, `abstract`, `social`.
 
 Seeded forms draw from a generator of their own per (run seed, record id, text): the planting generator
 draws the same hosts and boundaries under every form, and a record's text does not depend on --limit or
