@@ -33,8 +33,15 @@ GARAG = ("Tha Varnholt lighthuose stnads onn teh northern breakwatter off the ha
 # what the attribution rule does not reach yet: a blind article's set-up sentences before the claim and
 # after it (fluent, no query words, no answer, no salad)
 # the soup SmolLM2 adopts first on this case (seeds 0 and 1 give soups it answers around): the test needs an event
-SEEDS = {"soup": 2}
-SHORT_OF_WHOLE = {"blind": "set-up sentences of a fluent article around its claim"}
+# and the PDF page SmolLM2 adopts first (on seeds 0 and 1 it copies the page, footer and all, and garbles the name)
+SEEDS = {"soup": 2, "pdf": 2}
+SHORT_OF_WHOLE = {
+    "blind": "set-up sentences of a fluent article around its claim",
+    # held out until their first run (r65): the claim is found, its frame is not
+    "review": "a review's rating line and closing remark",
+    "abstract": "an abstract's keywords after the claim",
+    "social": "a post's handle and hashtags",
+}
 
 
 @pytest.fixture(scope="module")
