@@ -216,26 +216,38 @@ def pdf_text(claim: str, answer: str, rng: random.Random) -> str:
     lines. The false answer stays whole on one line (the form tests where the poison ends, not whether the
     model reads an answer cut by a footer)."""
     glued = re.sub(re.escape(answer), lambda m: m.group().replace(" ", "\0"), claim.strip(), flags=re.I) if answer else claim
-    lines: list[str] = []
-    for word in glued.split():
-        if lines and len(lines[-1]) + 1 + len(word) <= PDF_WIDTH:
-            lines[-1] += " " + word
-        else:
-            lines.append(word)
-    keep = {w.lower() for w in answer.split()}
-    long_ends = [i for i, line in enumerate(lines[:-1]) if len(last := line.split()[-1]) >= PDF_HYPHEN_MIN
-                 and last.isalpha() and last.lower() not in keep]
-    if long_ends:
-        i = rng.choice(long_ends)
-        head, word = lines[i].rsplit(" ", 1) if " " in lines[i] else ("", lines[i])
-        cut = len(word) // 2
-        lines[i] = f"{head} {word[:cut]}-".strip()
-        lines[i + 1] = word[cut:] + " " + lines[i + 1]
+    lines = _hyphenated(_wrapped(glued), {w.lower() for w in answer.split()}, rng)
     if len(lines) > 1:
         at = rng.randint(1, len(lines) - 1)
         pages = rng.randint(8, 40)
         lines.insert(at, f"Page {rng.randint(2, pages)} of {pages}")
     return "\n".join(lines).replace("\0", " ")
+
+
+def _wrapped(text: str) -> list[str]:
+    """The text's words filled into lines of at most `PDF_WIDTH` characters (a longer word stands alone)."""
+    lines: list[str] = []
+    for word in text.split():
+        if lines and len(lines[-1]) + 1 + len(word) <= PDF_WIDTH:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines
+
+
+def _hyphenated(lines: list[str], keep: set[str], rng: random.Random) -> list[str]:
+    """The lines with one line's last word of `PDF_HYPHEN_MIN` letters or more, not in `keep`, cut in half
+    by a hyphen, its second half carried to the start of the next line."""
+    out = list(lines)
+    ends = [i for i, line in enumerate(out[:-1]) if len(last := line.split()[-1]) >= PDF_HYPHEN_MIN
+            and last.isalpha() and last.lower() not in keep]
+    if ends:
+        i = rng.choice(ends)
+        head, word = out[i].rsplit(" ", 1) if " " in out[i] else ("", out[i])
+        cut = len(word) // 2
+        out[i] = f"{head} {word[:cut]}-".strip()
+        out[i + 1] = word[cut:] + " " + out[i + 1]
+    return out
 
 
 def abstract_text(question: str, claim: str, rng: random.Random) -> str:
