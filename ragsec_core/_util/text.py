@@ -66,10 +66,12 @@ CITATION_MARKER = r"\[\w{1,4}\]"
 # An editor's inline tag of Wikipedia-style text ("[citation needed]", "[when?]"): like a marker, it closes
 # the sentence it follows and states nothing.
 EDITOR_TAG = r"\[[a-z][a-z ]{1,30}(?:needed|\?)\]"
+# Either of them: a note mark, which closes a sentence and states nothing
+NOTE_MARK = CITATION_MARKER + "|" + EDITOR_TAG
 # What may follow a sentence's closing mark at the end of a text: closing quotes or brackets, then any
 # markers and tags (".[18]", ".[citation needed]")
 CLOSING_MARKS = r"[\"'”’)\]]*"  # closing quotes and brackets after a sentence's closing mark
-AFTER_CLOSE = CLOSING_MARKS + r"(?:" + CITATION_MARKER + "|" + EDITOR_TAG + r")*$"
+AFTER_CLOSE = CLOSING_MARKS + r"(?:" + NOTE_MARK + r")*$"
 # Text that closes a sentence: a full stop, "!" or "?", then what may follow it.
 CLOSES_SENTENCE = re.compile(r"[.!?]" + AFTER_CLOSE)
 

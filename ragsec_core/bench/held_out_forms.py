@@ -259,10 +259,14 @@ def abstract_text(question: str, claim: str, rng: random.Random) -> str:
 def social_text(question: str, claim: str, answer: str, rng: random.Random) -> str:
     """The claim as a social-media post: a handle, then hashtags glued from the question's first two content
     words and from the false answer's words."""
-    tag = "".join(w.capitalize() for w in tokenize(bare_question(question))[:2])
-    atag = "".join(w.capitalize() for w in re.findall(r"\w+", answer))
+    tag, atag = _hashtag(tokenize(bare_question(question))[:2]), _hashtag(re.findall(r"\w+", answer))
     return rng.choice(SOCIAL_TEMPLATES).format(u=rng.choice(FORUM_USERS), c=claim.strip(), t=tag, a=atag,
                                                r=rng.randint(3, 90))
+
+
+def _hashtag(words: list[str]) -> str:
+    """The words glued into one tag, each capitalised ("donkey", "talk" -> "DonkeyTalk")."""
+    return "".join(w.capitalize() for w in words)
 
 
 # ---------------------------------------------------------------- the registry

@@ -16,7 +16,7 @@ from ragsec_core._util.text import (
     CITATION_MARKER,
     CLAUSE_OPENERS,
     DIGIT_WORDS,
-    EDITOR_TAG,
+    NOTE_MARK,
     NUMBER_WORDS,
     Span,
     tokenize,
@@ -119,7 +119,7 @@ def _sentencizer() -> Language:
 # A sentence end followed by citation markers or editor's tags ("….[18] Next", "….[citation needed] (Editor's
 # note: …"): spaCy's sentencizer does not always split there, which glues the first sentence of text planted
 # after a Wikipedia citation to the host sentence.
-_CITATION_END = re.compile(r"[.!?][\"'”’)]*(?:" + CITATION_MARKER + "|" + EDITOR_TAG + r")+\s+(?=\S)")
+_CITATION_END = re.compile(r"[.!?][\"'”’)]*(?:" + NOTE_MARK + r")+\s+(?=\S)")
 # A seam: a capitalised clause opener followed by a lower-case word, right after a word with no full stop
 # ("… sydney capital lIgHtHoUsE Its lantern was made …"): text without punctuation glued to a sentence.
 # A title ("the film The Jungle Book") goes on capitalised, so it is not one.
@@ -209,7 +209,7 @@ def _number_twins(needle: str) -> str:
 
 
 # Reference marks and editor's tags state nothing: they are no words of the sentence they close
-_NOTES = re.compile(CITATION_MARKER + "|" + EDITOR_TAG)
+_NOTES = re.compile(NOTE_MARK)
 
 
 def query_share(sentence: str, query: str) -> float:
