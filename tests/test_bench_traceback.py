@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from ragsec_core.bench.attacks import load_attack
 from ragsec_core.bench.planting import plant
 from ragsec_core.data.corpus import Chunk
@@ -197,16 +199,19 @@ def test_split_runs_merge_into_one_result(tmp_path):
     assert r.returncode == 2 and "one configuration" in r.stderr
 
 
-def test_a_host_that_answers_otherwise_leaves_the_poison_to_the_block_mask(tmp_path):
-    """A real NQ question in the list form (q26: "From Dusk Till Dawn … broadcast for two seasons" planted in
-    a host on twilight): masking the one answer occurrence leaves the event, and so does masking the whole
-    chunk (the context check): without any of it SmolLM2 answers "2" from its own knowledge. The planted
-    block masked alone, the host left in place, brings another answer back: the round reports the block
-    (path "block", the planted text whole) instead of stopping as if the event persisted."""
+@pytest.mark.parametrize("form", ["list", "note"])
+def test_a_host_that_answers_otherwise_leaves_the_poison_to_the_block_mask(tmp_path, form):
+    """A real NQ question (q26: "From Dusk Till Dawn … broadcast for two seasons. No additional seasons …"
+    planted in a host on twilight): masking the one answer occurrence leaves the event, and so does masking
+    the whole chunk (the context check): without any of it SmolLM2 answers "2" from its own knowledge. The
+    planted block masked alone, the host left in place, brings another answer back: the round reports the
+    block (path "block", the planted text whole) instead of stopping as if the event persisted. In the list
+    form the lines draw the block; in the note form only the local LM's reading does (the text alone stops
+    after the claim sentence, and with "No additional seasons …" left in place the event stays)."""
     data = shared_data("stealthy", "wiki_open_nq.json")
     out, traces = tmp_path / "r.json", tmp_path / "traces"
     r = subprocess.run([sys.executable, "-m", "ragsec_core.cli", "bench", "traceback", "--data", str(data),
-                        "--attack-form", "list", "--first-question", "26", "--limit", "27", "--threads", "1",
+                        "--attack-form", form, "--first-question", "26", "--limit", "27", "--threads", "1",
                         "--traces", str(traces), "--out", str(out)],
                        check=False, capture_output=True, text=True, cwd=REPO, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]

@@ -76,6 +76,8 @@ class Pass1(Revert, Search):
         self.naive = naive  # replay every variant with plain generate (the reference path of the speed bench)
         # the local LM that reads the implicated chunks for the boundary (`cohesion`): the victim when local
         self.reader = reader if reader is not None else llm if isinstance(llm, LLM) else None
+        # its readings, shared by the search's undecided-holder blocks and the boundary (`_attribute`)
+        self.evidence: Evidence = LiveEvidence(self.reader) if self.reader is not None else Evidence()
         self.masks: list[Span] = []  # cumulative, prompt-global
         self.snapshot = snapshot  # the analyst's trusted corpus: changed text is reverted, not deleted (`_revert`)
         self.subs: dict[Span, str] = {}  # the cumulative masks that put the snapshot's text in their place
@@ -165,7 +167,7 @@ class Pass1(Revert, Search):
         """Draw every round's reported spans (`boundary.attribute_rounds`, the rule --rescore reruns), the
         reader's readings logged beside them; returns the live evidence (None without a reader)."""
         res = self.result
-        evidence = LiveEvidence(self.reader) if self.reader is not None and res.rounds else None
+        evidence = self.evidence if isinstance(self.evidence, LiveEvidence) and res.rounds else None
         for rnd, spans in zip(res.rounds, attribute_rounds(self.trace, res, evidence or Evidence())):
             rnd.attribution = spans
         res.attribution = [r for rnd in res.rounds for r in rnd.attribution]

@@ -30,6 +30,7 @@ class Search(Session):
 
     objective: str
     masks: list[Span]
+    evidence: Evidence
     _verdict: dict[int, bool | None]
 
     def _prefetch(self, candidates: Sequence[list[SpanRecord]]) -> None:
@@ -99,7 +100,7 @@ class Search(Session):
         (`_masked_blocks`): the answer string masked alone was not enough (a poison restates its claim in
         other words), and the block is the hypothesis the boundary reports anyway. Its masks are the round's
         causal set when the event goes; None otherwise (the search runs)."""
-        return self._masked_blocks([i for i in holders if self._verdict.get(i)])
+        return self._masked_blocks([i for i in holders if self._verdict.get(i)], Evidence())
 
     def _undecided_blocks(self, holders: list[int]) -> Found | None:
         """After a context check that the event survived (targeted objectives, with the block mask on): one
@@ -109,20 +110,24 @@ class Search(Session):
         poison ("No additional seasons …" beside a false count): masking it all left the model its prior
         answer, while the poison removed alone gives the host's. Holders the text marks were the block mask's
         already, and those it rules out stay unmasked (a benign mention of the answer). Not for a yes/no
-        anchor (`POLAR_ANSWERS`): the text draws no claim around it."""
+        anchor (`POLAR_ANSWERS`): the text draws no claim around it. These blocks are drawn with the local LM's
+        readings (`self.evidence`, the ones the boundary reports with): nothing in such a holder marks the
+        claim, so the text alone draws the claim sentence only, and a trailing sentence that restates it
+        ("No additional seasons have been produced …" after "… two seasons.") kept the event alive."""
         if not self.b.block_mask or self.objective == "restore" or self._anchor.strip().lower() in POLAR_ANSWERS:
             return None
-        blocks = self._masked_blocks([i for i in holders if self._verdict.get(i) is None])
+        blocks = self._masked_blocks([i for i in holders if self._verdict.get(i) is None], self.evidence)
         if blocks is None:
             return None
         kept = self._prune(grouped(blocks, lambda r: r.hit))  # one block alone: no replay, kept as it is
         return "block", [r.hit for r in kept], kept
 
-    def _masked_blocks(self, hits: list[int]) -> list[SpanRecord] | None:
-        """The planted block the text draws in each of `hits` that still states the answer
-        (`boundary.attribute_hit` from the text alone, no readings), masked together in one replay: the
-        blocks when the event goes, else None (no replay without a block)."""
-        blocks = [attribute_hit(self.trace, i, self._anchor, self.masks, None, Evidence())
+    def _masked_blocks(self, hits: list[int], evidence: Evidence) -> list[SpanRecord] | None:
+        """The planted block the boundary draws in each of `hits` that still states the answer
+        (`boundary.attribute_hit`, with `evidence`'s readings; an empty `Evidence` draws from the text
+        alone), masked together in one replay: the blocks when the event goes, else None (no replay without
+        a block)."""
+        blocks = [attribute_hit(self.trace, i, self._anchor, self.masks, None, evidence)
                   for i in hits if self._anchor_span(i) is not None]
         return blocks if blocks and self.test("block", blocks).success else None
 
