@@ -7,6 +7,7 @@ from ragsec_core.data.markup import (
     opens_element,
     opens_hidden,
     records,
+    through_footer,
     through_sign_off,
     whole_units,
 )
@@ -192,3 +193,31 @@ def test_an_opening_quote_or_bracket_opens_the_next_sentence():
     t = 'It is in the end credits. "I Wan\'na Be Like You" is a song. (Here it is.) [09:16] x: y.'
     assert [t[a:b] for a, b in sentence_spans(t)] == [
         "It is in the end credits.", '"I Wan\'na Be Like You" is a song.', "(Here it is.)", "[09:16] x: y."]
+
+
+def test_a_posts_header_is_one_unit_and_its_footer_another_which_a_block_at_the_header_runs_to():
+    """A review's rating line and a poster's handle open a post: a unit that leads the post's text in (not
+    to its first sentence end, which "A.A. Milne" would cut); hashtags and the post's counts are its footer, a sentence of its own (spaCy
+    leaves a tag's "#" on the sentence before it). A block opened at the header runs through the remark to
+    the footer, not past the next post's header or the paragraph's end."""
+    review = ("Lamps vary. ★★★★☆ Verified purchase. Reviewed on 11 July 2023. It was built in 1871. It is tall. "
+              "Would recommend it. 33 people found this helpful. Host again.")
+    head = review.index("★")
+    assert [review[a:b] for a, b in records(review)] == [
+        "★★★★☆ Verified purchase. Reviewed on 11 July 2023.", "33 people found this helpful."]
+    assert lead_in(review, (review.index("It was"), review.index(" It is"))) == (head, review.index(" It is"))
+    assert through_footer(review, (head, review.index(" It is"))) == (head, review.index(" Host"))
+    assert through_footer(review, (review.index("It is"), review.index(" Would"))) == (
+        review.index("It is"), review.index(" Would"))  # no header at the start: as it was
+    post = "Host text. river.stone posted: The tower was built by A.A. Milne. #TowerBuilt · 74 reposts Host again."
+    assert [post[a:b] for a, b in sentence_spans(post)][1:] == [
+        "river.stone posted:", "The tower was built by A.A. Milne.", "#TowerBuilt · 74 reposts", "Host again."]
+    tweet = "Host. @m_harlow: The tower was built by Mara. #TowerBuilt #MaraEskell Host again."
+    assert through_footer(tweet, (tweet.index("@"), tweet.index(" #"))) == (tweet.index("@"), tweet.index(" Host again"))
+    rated = "Host. Rated 4 out of 5 by m_harlow. It was Mara. A great read.\n\nOther text. 12 likes"
+    assert through_footer(rated, (rated.index("Rated"), rated.index(" A great"))) == (
+        rated.index("Rated"), rated.index(" A great"))  # the paragraph ends before any footer
+    nxt = "Host. @ann: It was Mara. @bo: It was not. 5 likes"
+    assert through_footer(nxt, (nxt.index("@ann"), nxt.index(" @bo"))) == (nxt.index("@ann"), nxt.index(" @bo"))
+    prose = "Studies show it. 3 out of 5 doctors agree. He likes 3 likes. It reached #1 in 1990."
+    assert records(prose) == []

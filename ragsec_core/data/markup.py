@@ -83,6 +83,24 @@ _NAME_WORD = rf"(?!(?:{'|'.join(sorted(w.capitalize() for w in CLAUSE_OPENERS))}
 _HANDLE = r"(?:[A-Z][\w.'’-]*(?:[ \t]+[A-Z][\w.'’-]*){0,2}|[\w.@-]{2,30})"
 _BYLINE = re.compile(rf"(?:(?:Reply|Comment|Post|Answer|Response|Message)[ \t]+(?:from|by)|(?:Posted|Written|Answered"
                      rf"|Replied|Commented|Submitted)[ \t]+by)[ \t]+{_HANDLE}(?:[ \t]+\([^()\n]{{1,40}}\))?:[ \t]+{_LAST}")
+# A post's frame on a review or social site, as a scraper keeps it around the post's text. Its header says
+# who wrote the post and how they rated: a review's rating line, one or more of stars ("★★★★☆"), a rating
+# ("Rated 4 out of 5 by m_harlow.", "4.0 out of 5 stars"), "Verified purchase.", "Reviewed on 11 July
+# 2023.", or a poster's handle ("@m_harlow:", "m_harlow posted:"). It is a unit of its own, which leads
+# the post's text in (`lead_in`; not to the text's first sentence end, as a byline's unit runs: a review's
+# first sentence may hold "A.A. Milne"). Its footer is the post's last line: hashtags and the post's
+# counts ("#DonkeyTalk · 28 reposts", "33 people found this helpful."), a unit of its own (spaCy leaves a
+# tag's "#" on the sentence before it), which a block opened at the post's header runs to
+# (`through_footer`). A rating needs "Rated" or "stars": "3 out of 5 doctors …" is prose.
+_RATING_PART = (rf"(?:[★☆]{{3,10}}|Rated[ \t]+\d(?:\.\d)?[ \t]+out[ \t]+of[ \t]+(?:5|10)(?:[ \t]+stars)?(?:[ \t]+by[ \t]+{_HANDLE})?\.?"
+                r"|\d(?:\.\d)?[ \t]+out[ \t]+of[ \t]+5[ \t]+stars\.?|Verified[ \t]+(?:purchase|buyer)\."
+                r"|Reviewed[ \t]+(?:on|in)[ \t]+[^.!?\n]{3,60}\.)")
+_POST_HEADER = re.compile(rf"(?:{_RATING_PART}(?:[ \t]+{_RATING_PART})*|(?:@[\w.]{{2,30}}|{_HANDLE}[ \t]+(?:posted|wrote|tweeted))"
+                          rf"(?:[ \t]+\([^()\n]{{1,40}}\))?:)(?=\s)")
+_TAGS = r"#[A-Za-z]\w*(?:[ \t]+#[A-Za-z]\w*)*"
+_COUNT = (r"(?:\d[\d,]*(?:\.\d)?[kK]?[ \t]+(?:people[ \t]+found[ \t]+this[ \t]+helpful|reposts|retweets|likes|shares|replies"
+          r"|comments|upvotes)|(?:1|One)[ \t]+person[ \t]+found[ \t]+this[ \t]+helpful)")
+_FOOTER = re.compile(rf"(?:{_TAGS}(?:[ \t]+[·•|][ \t]+{_COUNT})?|{_COUNT})\.?(?=\s|$)")
 _SIGN_OFF = re.compile(rf"(?m)^[ \t]*[A-Z][a-z]+(?:[ \t]+[a-z]+){{0,2}},[ \t]*\n[ \t]*{_NAME_WORD}(?:[ \t]+{_NAME_WORD}){{0,3}}"
                        rf"(?![ \t]+{_NAME_WORD})(?=[ \t]*(?:\n|$)|[ \t]+[A-Z\"“])")
 
@@ -94,7 +112,8 @@ def markup_tags(text: str) -> list[Span]:
 
 def records(text: str) -> list[Span]:
     """The structured units of the text, in order: JSON records (`json_records`), markdown tables, lists,
-    header blocks, chat transcripts and spoken ones, letters' sign-offs, posts' bylines and code, outermost
+    header blocks, chat transcripts and spoken ones, letters' sign-offs, posts' bylines, headers and footers
+    and code, outermost
     only (a table inside a record's string is the record's). A fresh list over one reading per text: the
     split and the boundary's rules ask for the same chunk's."""
     return list(_records(text))
@@ -104,7 +123,8 @@ def records(text: str) -> list[Span]:
 def _records(text: str) -> tuple[Span, ...]:
     found = sorted(json_records(text) + [m.span() for m in _TABLE.finditer(text)] + lists(text) + list(header_blocks(text))
                    + [m.span() for m in _TRANSCRIPT.finditer(text)] + [m.span() for m in _SIGN_OFF.finditer(text)]
-                   + _line_units(_BYLINE, text) + _line_units(_SPOKEN, text) + _line_units(_CODE, text))
+                   + _line_units(_BYLINE, text) + _line_units(_POST_HEADER, text) + _line_units(_FOOTER, text)
+                   + _line_units(_SPOKEN, text) + _line_units(_CODE, text))
     out: list[Span] = []
     for a, b in found:
         if not out or a >= out[-1][1]:
@@ -148,6 +168,22 @@ def through_sign_off(text: str, span: Span) -> Span:
     limit = next((u for u, _ in heads if u > head[0]), len(text))
     sign_off = _SIGN_OFF.search(text, head[1], limit)
     return (span[0], max(span[1], sign_off.end())) if sign_off is not None else span
+
+
+def through_footer(text: str, span: Span) -> Span:
+    """A span that opens with a post's header (a byline, a rating line, a poster's handle) run at least to
+    the post's footer (`_FOOTER`, the first after the header, before the next post's header and the
+    paragraph's end): the closing remark between the claim and the counts is the post's, whatever the
+    local LM's reading says of it. Applied to the block grown over its units (`whole_units`), which is
+    where a claim sentence inside the header's unit first reaches the header."""
+    heads = sorted(_line_units(_BYLINE, text) + _line_units(_POST_HEADER, text))
+    head = next((u for u in heads if u[0] == span[0]), None)
+    if head is None:
+        return span
+    paragraph = text.find("\n\n", head[1])
+    limit = min(next((u for u, _ in heads if u > head[0]), len(text)), paragraph if paragraph >= 0 else len(text))
+    footer = next(((u, v) for u, v in _line_units(_FOOTER, text) if head[1] <= u and v <= limit), None)
+    return (span[0], max(span[1], footer[1])) if footer is not None else span
 
 
 def lists(text: str) -> list[Span]:
