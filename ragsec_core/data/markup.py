@@ -112,10 +112,9 @@ def markup_tags(text: str) -> list[Span]:
 
 def records(text: str) -> list[Span]:
     """The structured units of the text, in order: JSON records (`json_records`), markdown tables, lists,
-    header blocks, chat transcripts and spoken ones, letters' sign-offs, posts' bylines, headers and footers
-    and code, outermost
-    only (a table inside a record's string is the record's). A fresh list over one reading per text: the
-    split and the boundary's rules ask for the same chunk's."""
+    header blocks, chat transcripts and spoken ones, letters' sign-offs, posts' bylines, headers and
+    footers, and code, outermost only (a table inside a record's string is the record's). A fresh list over
+    one reading per text: the split and the boundary's rules ask for the same chunk's."""
     return list(_records(text))
 
 
@@ -174,8 +173,9 @@ def through_footer(text: str, span: Span) -> Span:
     """A span that opens with a post's header (a byline, a rating line, a poster's handle) run at least to
     the post's footer (`_FOOTER`, the first after the header, before the next post's header and the
     paragraph's end): the closing remark between the claim and the counts is the post's, whatever the
-    local LM's reading says of it. Applied to the block grown over its units (`whole_units`), which is
-    where a claim sentence inside the header's unit first reaches the header."""
+    local LM's reading says of it. Applied to the block grown over its units (`whole_units`): a claim
+    sentence inside a byline's unit reaches the byline only there (a rating line or a handle, a unit of its
+    own, leads the block in earlier, `lead_in`)."""
     heads = sorted(_line_units(_BYLINE, text) + _line_units(_POST_HEADER, text))
     head = next((u for u in heads if u[0] == span[0]), None)
     if head is None:
