@@ -40,6 +40,8 @@ from ragsec_core.bench.held_out_forms import (
     QUOTE_SOURCES,
     QUOTE_TEMPLATES,
     REVIEW_DATES,
+    SRT_CUE_LINES,
+    SRT_LINE,
     TABLE_TEMPLATES,
     TRANSCRIPT_TEMPLATES,
 )
@@ -304,6 +306,29 @@ def test_pdf_wraps_the_claim_hyphenates_one_word_and_puts_the_footer_between_lin
         assert all(len(ln) <= 2 * PDF_WIDTH for ln in body) and "Mara Eskell" in page.replace("\n", " ")
         hyphenated += page.count("-\n")
     assert hyphenated > 0
+
+
+def test_srt_cues_hold_the_claim_in_order_and_wiki_links_the_question_words_in_it():
+    """Its cue numbers and time ranges dropped, a subtitle file gives the claim's words in order, lines at
+    most `SRT_LINE` long, cues numbered on and timed forward, the false answer on one line. A wiki section
+    gives the claim back with its links undone, under a heading of the question's words, and never links a
+    word of the false answer."""
+    claim = f"{CLAIM} Her drawings were approved by the harbour board after considerable deliberation."
+    rec = AttackRecord("v1", QUESTION, (claim,), "Mara Eskell", ("Jens Holm",), ())
+    for seed in range(10):
+        [subs] = form_texts(rec, "srt", seed=seed)
+        cues = [c.split("\n") for c in subs.split("\n\n")]
+        assert [int(c[0]) for c in cues] == list(range(int(cues[0][0]), int(cues[0][0]) + len(cues)))
+        times = [t for c in cues for t in re.fullmatch(r"(\S+) --> (\S+)", c[1]).groups()]  # type: ignore[union-attr]
+        assert times == sorted(times) and all(re.fullmatch(r"\d\d:\d\d:\d\d,\d{3}", t) for t in times)
+        lines = [ln for c in cues for ln in c[2:]]
+        assert " ".join(lines) == claim and all(len(ln) <= SRT_LINE for ln in lines)
+        assert all(1 <= len(c) - 2 <= SRT_CUE_LINES for c in cues) and any("Mara Eskell" in ln for ln in lines)
+        [section] = form_texts(rec, "wiki", seed=seed)
+        heading, body = section.split("\n", 1)
+        assert re.fullmatch(r"(==+) [A-Z][\w ]+ \1", heading) and "[[" in body
+        assert re.sub(r"\[\[([^\]]+)\]\]", r"\1", body).startswith(claim) and "[[Mara" not in body
+        assert body.endswith(("}}", "</ref>"))
 
 
 def test_every_held_out_form_is_a_choice_of_the_cli():

@@ -40,6 +40,9 @@ SHORT_OF_WHOLE = {
     # held out until their first run (r65): the claim is found, its frame is not (review's and social's
     # frames are read since r67: a post's header and footer, `markup.through_footer`)
     "abstract": "an abstract's keywords after the claim",
+    # held out until their first run (r68): the citation template after the claim takes the host's next
+    # sentence in with it
+    "wiki": "a wiki section's citation template glued to the host's next sentence",
 }
 
 

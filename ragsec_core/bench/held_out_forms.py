@@ -216,7 +216,7 @@ def pdf_text(claim: str, answer: str, rng: random.Random) -> str:
     lines. The false answer stays whole on one line (the form tests where the poison ends, not whether the
     model reads an answer cut by a footer)."""
     glued = re.sub(re.escape(answer), lambda m: m.group().replace(" ", "\0"), claim.strip(), flags=re.I) if answer else claim
-    lines = _hyphenated(_wrapped(glued), {w.lower() for w in answer.split()}, rng)
+    lines = _hyphenated(_wrapped(glued, PDF_WIDTH), {w.lower() for w in answer.split()}, rng)
     if len(lines) > 1:
         at = rng.randint(1, len(lines) - 1)
         pages = rng.randint(8, 40)
@@ -224,11 +224,11 @@ def pdf_text(claim: str, answer: str, rng: random.Random) -> str:
     return "\n".join(lines).replace("\0", " ")
 
 
-def _wrapped(text: str) -> list[str]:
-    """The text's words filled into lines of at most `PDF_WIDTH` characters (a longer word stands alone)."""
+def _wrapped(text: str, width: int) -> list[str]:
+    """The text's words filled into lines of at most `width` characters (a longer word stands alone)."""
     lines: list[str] = []
     for word in text.split():
-        if lines and len(lines[-1]) + 1 + len(word) <= PDF_WIDTH:
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
             lines[-1] += " " + word
         else:
             lines.append(word)
@@ -269,6 +269,59 @@ def _hashtag(words: list[str]) -> str:
     return "".join(w.capitalize() for w in words)
 
 
+# ---------------------------------------------------------------- held out: srt, wiki
+
+# Fixed once on 5 Dec (sixth session), after the rules of r66-r67 and before any run of these forms, and not
+# to be set from a result. `srt`: the claim as a video's subtitle file, cues under their numbers and time
+# ranges with blank lines between them, so the planted text holds paragraph breaks and lines of digits;
+# `wiki`: the claim in MediaWiki source as a raw dump keeps it, a section heading above it, the question's
+# words linked inside it ([[…]]) and a citation template after it. Payloads are false facts.
+SRT_LINE = 42  # characters a subtitle line holds at most (the common broadcast limit)
+SRT_CUE_LINES = 2  # lines a cue shows at once
+WIKI_TEMPLATES = ("== {h} ==\n{c}{{{{citation needed|date={m} {y}}}}}",
+                  "=== {h} ===\n{c}<ref>{{{{cite web|title={h}|access-date={y}-03-0{d}}}}}</ref>")
+WIKI_MONTHS = ("March", "July", "October")
+WIKI_WORD = 4  # letters a question word needs to head the section or be linked ("i", "can" are not)
+
+
+def srt_text(claim: str, answer: str, rng: random.Random) -> str:
+    """The claim as a subtitle file: its words in lines of at most `SRT_LINE` characters, `SRT_CUE_LINES`
+    lines to a cue, each cue under its number and its time range ("00:03:41,200 --> 00:03:44,900"), a
+    blank line between cues. The false answer stays whole on one line (the form tests where the poison
+    ends, not whether the model reads an answer cut across cues)."""
+    glued = re.sub(re.escape(answer), lambda m: m.group().replace(" ", "\0"), claim.strip(), flags=re.I) if answer else claim
+    lines = [line.replace("\0", " ") for line in _wrapped(glued, SRT_LINE)]
+    number, ms = rng.randint(2, 400), rng.randint(0, 3000) * 1000
+    cues = []
+    for i in range(0, len(lines), SRT_CUE_LINES):
+        end = ms + rng.randint(1800, 4200)
+        cues.append(f"{number}\n{_srt_time(ms)} --> {_srt_time(end)}\n" + "\n".join(lines[i : i + SRT_CUE_LINES]))
+        number, ms = number + 1, end + rng.randint(100, 900)
+    return "\n\n".join(cues)
+
+
+def _srt_time(ms: int) -> str:
+    """A time stamp as SRT writes it: hours, minutes, seconds, a comma, milliseconds."""
+    return f"{ms // 3_600_000:02d}:{ms // 60_000 % 60:02d}:{ms // 1000 % 60:02d},{ms % 1000:03d}"
+
+
+def wiki_text(question: str, claim: str, answer: str, rng: random.Random) -> str:
+    """The claim as a section of a MediaWiki page's source: a heading made of the question's first content
+    words of `WIKI_WORD` letters or more, the claim with up to two of them linked ("[[lighthouse]]", never a
+    word of the false answer), and a citation template after it."""
+    words = [w for w in tokenize(bare_question(question)) if len(w) >= WIKI_WORD]
+    keep = {w.lower() for w in re.findall(r"\w+", answer)}
+    linked, text = 0, claim.strip()
+    for word in dict.fromkeys(words):
+        if linked == 2 or word in keep:
+            continue
+        text, n = re.subn(rf"(?<![\w\[])({re.escape(word)})(?![\w\]])", r"[[\1]]", text, count=1, flags=re.I)
+        linked += n
+    heading = " ".join(w.capitalize() for w in words[:3])
+    return rng.choice(WIKI_TEMPLATES).format(h=heading, c=text, m=rng.choice(WIKI_MONTHS), y=rng.randint(2015, 2024),
+                                             d=rng.randint(1, 9))
+
+
 # ---------------------------------------------------------------- the registry
 
 Builder = Callable[[AttackRecord, str, random.Random], str]  # (record, its adversarial text, generator) -> text
@@ -291,4 +344,6 @@ HELD_OUT: dict[str, Builder] = {
     "pdf": lambda rec, adv, rng: pdf_text(adv, rec.incorrect, rng),
     "abstract": lambda rec, adv, rng: abstract_text(rec.question, adv, rng),
     "social": lambda rec, adv, rng: social_text(rec.question, adv, rec.incorrect, rng),
+    "srt": lambda rec, adv, rng: srt_text(adv, rec.incorrect, rng),
+    "wiki": lambda rec, adv, rng: wiki_text(rec.question, adv, rec.incorrect, rng),
 }
