@@ -101,6 +101,14 @@ _TAGS = r"#[A-Za-z]\w*(?:[ \t]+#[A-Za-z]\w*)*"
 _COUNT = (r"(?:\d[\d,]*(?:\.\d)?[kK]?[ \t]+(?:people[ \t]+found[ \t]+this[ \t]+helpful|reposts|retweets|likes|shares|replies"
           r"|comments|upvotes)|(?:1|One)[ \t]+person[ \t]+found[ \t]+this[ \t]+helpful)")
 _FOOTER = re.compile(rf"(?:{_TAGS}(?:[ \t]+[·•|][ \t]+{_COUNT})?|{_COUNT})\.?(?=\s|$)")
+# MediaWiki source as a raw dump keeps it: a section heading on a line of its own ("== History ==") is a unit
+# that leads the section's text in (`lead_in`); a template right after a sentence's end, in a reference's
+# tags or not ("….{{citation needed|date=July 2017}}", "….<ref>{{cite web|…}}</ref>"), is a note, a unit
+# of its own that the sentence before it keeps (`through_notes`), as it keeps a "[citation needed]": spaCy
+# read it as the start of the next sentence and glued that sentence to it. A template inside a sentence
+# ("born {{birth date|1950|1|1}} in …") is a phrase of that sentence.
+_WIKI_HEADING = re.compile(r"(={2,6})[ \t]*[^=\n]{1,80}?[ \t]*\1(?=[ \t]*(?:\n|$))")
+_WIKI_NOTE = re.compile(r"(?:<ref(?:\s[^<>]*)?>[ \t]*)?\{\{[^{}\n]{1,300}\}\}(?:[ \t]*</ref>)?")
 _SIGN_OFF = re.compile(rf"(?m)^[ \t]*[A-Z][a-z]+(?:[ \t]+[a-z]+){{0,2}},[ \t]*\n[ \t]*{_NAME_WORD}(?:[ \t]+{_NAME_WORD}){{0,3}}"
                        rf"(?![ \t]+{_NAME_WORD})(?=[ \t]*(?:\n|$)|[ \t]+[A-Z\"“])")
 
@@ -113,7 +121,7 @@ def markup_tags(text: str) -> list[Span]:
 def records(text: str) -> list[Span]:
     """The structured units of the text, in order: JSON records (`json_records`), markdown tables, lists,
     header blocks, chat transcripts and spoken ones, letters' sign-offs, posts' bylines, headers and
-    footers, and code, outermost only (a table inside a record's string is the record's). A fresh list over
+    footers, wiki headings and notes, and code, outermost only (a table inside a record's string is the record's). A fresh list over
     one reading per text: the split and the boundary's rules ask for the same chunk's."""
     return list(_records(text))
 
@@ -123,7 +131,8 @@ def _records(text: str) -> tuple[Span, ...]:
     found = sorted(json_records(text) + [m.span() for m in _TABLE.finditer(text)] + lists(text) + list(header_blocks(text))
                    + [m.span() for m in _TRANSCRIPT.finditer(text)] + [m.span() for m in _SIGN_OFF.finditer(text)]
                    + _line_units(_BYLINE, text) + _line_units(_POST_HEADER, text) + _line_units(_FOOTER, text)
-                   + _line_units(_SPOKEN, text) + _line_units(_CODE, text))
+                   + _line_units(_WIKI_HEADING, text) + _wiki_notes(text) + _line_units(_SPOKEN, text)
+                   + _line_units(_CODE, text))
     out: list[Span] = []
     for a, b in found:
         if not out or a >= out[-1][1]:
@@ -184,6 +193,28 @@ def through_footer(text: str, span: Span) -> Span:
     limit = min(next((u for u, _ in heads if u > head[0]), len(text)), paragraph if paragraph >= 0 else len(text))
     footer = next(((u, v) for u, v in _line_units(_FOOTER, text) if head[1] <= u and v <= limit), None)
     return (span[0], max(span[1], footer[1])) if footer is not None else span
+
+
+def through_notes(text: str, span: Span) -> Span:
+    """The span run over the wiki notes (`_WIKI_NOTE`) right after it, only spaces between: a note belongs
+    to the sentence it follows, which the span ends with."""
+    notes = _wiki_notes(text)
+    end = span[1]
+    while (note := next(((u, v) for u, v in notes if u >= end and not text[end:u].strip()), None)) is not None:
+        end = note[1]
+    return (span[0], end)
+
+
+def _wiki_notes(text: str) -> list[Span]:
+    """The wiki templates (with their reference tags) that follow a sentence's end (`_opens_line`)."""
+    return [m.span() for m in _WIKI_NOTE.finditer(text) if _opens_line(text, m.start()) or _after_note(text, m.start())]
+
+
+def _after_note(text: str, i: int) -> bool:
+    """Position `i` follows a wiki note that follows a sentence's end ("….{{a}}{{b}}")."""
+    before = text[:i].rstrip()
+    m = re.search(r"\}\}(?:[ \t]*</ref>)?$", before)
+    return m is not None and any(v == len(before) for _, v in _wiki_notes(before))
 
 
 def lists(text: str) -> list[Span]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from ragsec_core.data.markup import lead_in, through_footer, through_sign_off, whole_units
+from ragsec_core.data.markup import lead_in, through_footer, through_notes, through_sign_off, whole_units
 from ragsec_core.data.quotes import whole_quotation
 from ragsec_core.data.spans import Span, attribution_span, merge, overlaps, trim
 from ragsec_core.data.trace import Trace, contains_norm
@@ -92,8 +92,8 @@ def attribute_hit(trace: Trace, hit: int, anchor: str, masks: Sequence[Span], ca
     grown over the misspelled sentences next to it when it is a typo-perturbed copy (`misspelling.grow`)
     and over the quotation whose first or last sentence it reaches (`quotes.whole_quotation`),
     back over the set-up sentences written for the attack's premise (`premise.reach_back`) and on over the
-    sentences that continue it (`cohesion.extend`) and through a post's footer (`markup.through_footer`),
-    or the causal span alone when nothing anchors it."""
+    sentences that continue it (`cohesion.extend`) and through a post's footer and the wiki notes after it
+    (`markup.through_footer`, `markup.through_notes`), or the causal span alone when nothing anchors it."""
     text = trace.hits[hit].text
     masked = local_masks(trace, hit, masks)
     seed = seed_span(text, anchor, masked, causal)
@@ -102,7 +102,8 @@ def attribute_hit(trace: Trace, hit: int, anchor: str, masks: Sequence[Span], ca
     block = whole_quotation(text, grow(text, region(text, seed, anchor, trace.query)))
     block = lead_in(text, reach_back(trace, hit, block, anchor, evidence))
     block = through_sign_off(text, block)
-    return span_record(trace, hit, through_footer(text, whole_units(text, extend(trace, hit, block, evidence))))
+    block = whole_units(text, extend(trace, hit, block, evidence))
+    return span_record(trace, hit, through_notes(text, through_footer(text, block)))
 
 
 def verdict(rnd: Round) -> list[int]:
