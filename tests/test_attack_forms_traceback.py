@@ -40,9 +40,6 @@ SHORT_OF_WHOLE = {
     # held out until their first run (r65): the claim is found, its frame is not (review's and social's
     # frames are read since r67: a post's header and footer, `markup.through_footer`)
     "abstract": "an abstract's keywords after the claim",
-    # held out until their first run (r68): the citation template after the claim takes the host's next
-    # sentence in with it
-    "wiki": "a wiki section's citation template glued to the host's next sentence",
 }
 
 
@@ -67,8 +64,9 @@ def scored(planted, llm):
     return out
 
 
-# what the attribution rule takes from the host yet (strict expected failures, as SHORT_OF_WHOLE)
-INTO_HOST = {"wiki": "the host sentence glued to a wiki section's closing </ref> or }}"}
+# what the attribution rule takes from the host yet (strict expected failures, as SHORT_OF_WHOLE; wiki's
+# host sentence after its closing </ref> or }} was one until r69)
+INTO_HOST: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("form", [pytest.param(f, marks=pytest.mark.xfail(strict=True, reason=INTO_HOST[f]))

@@ -8,6 +8,7 @@ from ragsec_core.data.markup import (
     opens_hidden,
     records,
     through_footer,
+    through_notes,
     through_sign_off,
     whole_units,
 )
@@ -221,3 +222,22 @@ def test_a_posts_header_is_one_unit_and_its_footer_another_which_a_block_at_the_
     assert through_footer(nxt, (nxt.index("@ann"), nxt.index(" @bo"))) == (nxt.index("@ann"), nxt.index(" @bo"))
     prose = "Studies show it. 3 out of 5 doctors agree. He likes 3 likes. It reached #1 in 1990."
     assert records(prose) == []
+
+
+def test_wiki_source_a_heading_leads_its_section_in_and_a_template_after_a_full_stop_stays_with_it():
+    """A section heading is a unit that leads its text in, also on the line of the host's last sentence;
+    a template after a sentence's end, in reference tags or not, is a note the sentence before it keeps,
+    where spaCy read it as the start of the next sentence; a template inside a sentence is a phrase."""
+    t = ('Host ends here." === Tower History ===\nThe tower was built by Mara. It took two years.'
+         "{{citation needed|date=July 2017}} The host goes on.")
+    assert [t[a:b] for a, b in sentence_spans(t)] == [
+        'Host ends here."', "=== Tower History ===", "The tower was built by Mara.", "It took two years.",
+        "{{citation needed|date=July 2017}}", "The host goes on."]
+    body = t.index("The tower")
+    assert lead_in(t, (body, t.index(" It took"))) == (t.index("==="), t.index(" It took"))
+    claim = (body, t.index("{{"))
+    assert through_notes(t, claim) == (body, t.index(" The host"))
+    ref = "It took two years.<ref>{{cite web|title=Tower|access-date=2020-03-03}}</ref>{{dubious}} Host again."
+    assert through_notes(ref, (0, ref.index("<ref>"))) == (0, ref.index(" Host again"))
+    inline = "He was born {{birth date|1950|1|1}} in Oslo. It rained."
+    assert records(inline) == [] and through_notes(inline, (0, 11)) == (0, 11)
