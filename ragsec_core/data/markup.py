@@ -121,8 +121,9 @@ def markup_tags(text: str) -> list[Span]:
 def records(text: str) -> list[Span]:
     """The structured units of the text, in order: JSON records (`json_records`), markdown tables, lists,
     header blocks, chat transcripts and spoken ones, letters' sign-offs, posts' bylines, headers and
-    footers, wiki headings and notes, and code, outermost only (a table inside a record's string is the record's). A fresh list over
-    one reading per text: the split and the boundary's rules ask for the same chunk's."""
+    footers, wiki headings and notes, and code, outermost only (a table inside a record's string is the
+    record's). A fresh list over one reading per text: the split and the boundary's rules ask for the same
+    chunk's."""
     return list(_records(text))
 
 
