@@ -215,13 +215,18 @@ def pdf_text(claim: str, answer: str, rng: random.Random) -> str:
     one line's last long word hyphenated onto the next, and the running footer "Page n of m" between two
     lines. The false answer stays whole on one line (the form tests where the poison ends, not whether the
     model reads an answer cut by a footer)."""
-    glued = re.sub(re.escape(answer), lambda m: m.group().replace(" ", "\0"), claim.strip(), flags=re.I) if answer else claim
-    lines = _hyphenated(_wrapped(glued, PDF_WIDTH), {w.lower() for w in answer.split()}, rng)
+    lines = _hyphenated(_wrapped(_answer_held(claim, answer), PDF_WIDTH), {w.lower() for w in answer.split()}, rng)
     if len(lines) > 1:
         at = rng.randint(1, len(lines) - 1)
         pages = rng.randint(8, 40)
         lines.insert(at, f"Page {rng.randint(2, pages)} of {pages}")
     return "\n".join(lines).replace("\0", " ")
+
+
+def _answer_held(claim: str, answer: str) -> str:
+    """The claim with the spaces inside the false answer held as NULs, so that `_wrapped` never breaks the
+    answer across lines; the caller puts the spaces back."""
+    return re.sub(re.escape(answer), lambda m: m.group().replace(" ", "\0"), claim.strip(), flags=re.I) if answer else claim
 
 
 def _wrapped(text: str, width: int) -> list[str]:
@@ -289,8 +294,7 @@ def srt_text(claim: str, answer: str, rng: random.Random) -> str:
     lines to a cue, each cue under its number and its time range ("00:03:41,200 --> 00:03:44,900"), a
     blank line between cues. The false answer stays whole on one line (the form tests where the poison
     ends, not whether the model reads an answer cut across cues)."""
-    glued = re.sub(re.escape(answer), lambda m: m.group().replace(" ", "\0"), claim.strip(), flags=re.I) if answer else claim
-    lines = [line.replace("\0", " ") for line in _wrapped(glued, SRT_LINE)]
+    lines = [line.replace("\0", " ") for line in _wrapped(_answer_held(claim, answer), SRT_LINE)]
     number, ms = rng.randint(2, 400), rng.randint(0, 3000) * 1000
     cues = []
     for i in range(0, len(lines), SRT_CUE_LINES):
