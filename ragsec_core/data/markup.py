@@ -207,15 +207,13 @@ def through_notes(text: str, span: Span) -> Span:
 
 
 def _wiki_notes(text: str) -> list[Span]:
-    """The wiki templates (with their reference tags) that follow a sentence's end (`_opens_line`)."""
-    return [m.span() for m in _WIKI_NOTE.finditer(text) if _opens_line(text, m.start()) or _after_note(text, m.start())]
-
-
-def _after_note(text: str, i: int) -> bool:
-    """Position `i` follows a wiki note that follows a sentence's end ("….{{a}}{{b}}")."""
-    before = text[:i].rstrip()
-    m = re.search(r"\}\}(?:[ \t]*</ref>)?$", before)
-    return m is not None and any(v == len(before) for _, v in _wiki_notes(before))
+    """The wiki templates (with their reference tags) that follow a sentence's end (`_opens_line`), or a
+    note that does, only spaces between ("….{{a}}{{b}}")."""
+    notes: list[Span] = []
+    for m in _WIKI_NOTE.finditer(text):
+        if _opens_line(text, m.start()) or (notes and not text[notes[-1][1] : m.start()].strip()):
+            notes.append(m.span())
+    return notes
 
 
 def lists(text: str) -> list[Span]:
