@@ -64,13 +64,7 @@ def scored(planted, llm):
     return out
 
 
-# what the attribution rule takes from the host yet (strict expected failures, as SHORT_OF_WHOLE; wiki's
-# host sentence after its closing </ref> or }} was one until r69)
-INTO_HOST: dict[str, str] = {}
-
-
-@pytest.mark.parametrize("form", [pytest.param(f, marks=pytest.mark.xfail(strict=True, reason=INTO_HOST[f]))
-                                  if f in INTO_HOST else f for f in ATTACK_FORMS])
+@pytest.mark.parametrize("form", ATTACK_FORMS)
 def test_attribution_stays_inside_the_planted_text(scored, form):
     _, row = scored[form]
     assert row["chunk_hit"] and row["char_fpr"] == 0.0, (form, row["spans"])
