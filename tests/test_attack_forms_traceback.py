@@ -37,9 +37,6 @@ GARAG = ("Tha Varnholt lighthuose stnads onn teh northern breakwatter off the ha
 SEEDS = {"soup": 2, "pdf": 2}
 SHORT_OF_WHOLE = {
     "blind": "set-up sentences of a fluent article around its claim",
-    # held out until their first run (r65): the claim is found, its frame is not (review's and social's
-    # frames are read since r67: a post's header and footer, `markup.through_footer`)
-    "abstract": "an abstract's keywords after the claim",
 }
 
 

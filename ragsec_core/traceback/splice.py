@@ -45,7 +45,8 @@ TARGETED_STARTS = ("strong", "glued", *MARKED_STARTS)
 # a sentence end, also before citation markers and editor's tags (".[18]", ".[citation needed]")
 _SENTENCE_END = re.compile(r"[.!?:;]" + AFTER_CLOSE)
 _GAP_END = re.compile(r"[.!?]")
-_LABEL = re.compile(r"\w+(?: \w+)?:")  # at most two words and a colon: "Q:", "User question:"
+LABEL_WORDS = 3  # words a heading label may have: "Q:", "User question:", "Summary of findings:"
+_LABEL = re.compile(rf"\w+(?: \w+){{0,{LABEL_WORDS - 1}}}:")  # a heading label: a few words and a colon
 _SENTENCE_CUT = re.compile(r"(?<=[.!?])\s+(?=\S)")  # a one-line unit's sentences (a transcript's turns)
 _CLAUSE_MARK = re.compile(r"[.!?,;:()\"“”]")  # punctuation of written clauses, which keyword salad lacks
 
@@ -345,7 +346,8 @@ def _prefix_run(text: str, sent: Span, runs: list[BaitRun]) -> bool:
 def _glued(text: str, sent: Span, runs: list[BaitRun]) -> int | None:
     """The first bait run inside the sentence that follows a full stop, colon or semicolon there (no
     space after it, or a lower-case start the splitter did not take for a sentence). A label that opens
-    the sentence and introduces the run ("Question: how many …", `_LABEL`) is the run's own, not host text."""
+    the sentence and introduces the run ("Question: how many …", "Summary of findings: The …", `_LABEL`) is
+    the run's own heading, not host text: a host clause before a colon runs longer than `LABEL_WORDS`."""
     a, b = sent
     start = next((r.start for r in runs if a < r.start < b and _SENTENCE_END.search(text[a : r.start].rstrip())), None)
     return a if start is not None and _LABEL.fullmatch(text[a:start].strip()) else start
