@@ -107,9 +107,10 @@ def region(text: str, seed: Span, anchor: str, query: str) -> Span:
     the event string as keyword stuffing aimed at the query (a salad sentence, or a salad run glued into a
     host sentence: then the run alone is the block), else the one that shares most words with the query (a
     benign host may name the answer too) among those under the writer's own mark if any (`MARKED_STARTS`:
-    a host sentence may share more of the query's words than an injection cut after its quotation). The
-    block starts at the bait that opens the claim
-    (`_bait_start`), else at the claim sentence itself: an earlier sentence that also states the event
+    a host sentence may share more of the query's words than an injection cut after its quotation), else
+    among those under bait (`TARGETED_STARTS`: a long host sentence that names the answer before or after
+    the planted block may share more of the query's words than the claim that the bait leads to). The
+    block starts at the bait that opens the claim (`_bait_start`), else at the claim sentence itself: an earlier sentence that also states the event
     string is as often the host's own mention. It ends after the unbroken run of sentences from the claim
     on that state the event string, takes one sentence that mostly repeats the query or restates the claim
     (`_restates`), and keyword salad on either side (`_salad_after`, `_salad_before`); a block that opens a
@@ -130,8 +131,9 @@ def region(text: str, seed: Span, anchor: str, query: str) -> Span:
         start = min(stuffing)
     elif claims:
         marked = [k for k in claims if starts[k][1] in MARKED_STARTS]
+        targeted = [k for k in claims if starts[k][1] in TARGETED_STARTS]
         units = set(records(text))
-        start = max(marked or claims, key=lambda k: (query_share(_claim_piece(texts[k], anchor) if sents[k] in units
+        start = max(marked or targeted or claims, key=lambda k: (query_share(_claim_piece(texts[k], anchor) if sents[k] in units
                                                                  else texts[k], query), -k))
     else:
         start = own[0]
