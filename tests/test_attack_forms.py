@@ -331,6 +331,25 @@ def test_srt_cues_hold_the_claim_in_order_and_wiki_links_the_question_words_in_i
         assert body.endswith(("}}", "</ref>"))
 
 
+def test_markdown_bolds_the_answer_under_a_heading_and_a_caption_frames_the_claim():
+    """A Markdown section gives the claim back once its bold marks are undone, under a heading of the
+    question's words, the false answer in bold once, and a date line or a takeaway bullet after it; a caption
+    holds the claim verbatim between a figure number or an image label and the photo's credit."""
+    rec = AttackRecord("v1", QUESTION, (CLAIM,), "Mara Eskell", ("Jens Holm",), ())
+    tails, frames = set(), set()
+    for seed in range(10):
+        [section] = form_texts(rec, "markdown", seed=seed)
+        heading, body, tail = section.split("\n\n")
+        assert re.fullmatch(r"#{2,3} Varnholt Lighthouse Designed|#{2,3} Designed Varnholt Lighthouse", heading)
+        assert body.replace("**", "") == CLAIM and body.count("**Mara Eskell**") == 1
+        tails.add(tail.split(" ")[0])
+        [caption] = form_texts(rec, "caption", seed=seed)
+        head, rest = caption.split(CLAIM)
+        assert re.fullmatch(r"Figure \d+\. |\[Image: [\w ]+\] ", head) and re.fullmatch(r" (\(Photo|Credit): [\w ]+\.\)?", rest)
+        frames.add(head[0])
+    assert tails == {"*Last", "-"} and frames == {"F", "["}
+
+
 def test_every_held_out_form_is_a_choice_of_the_cli():
     assert set(HELD_OUT) <= set(ATTACK_FORMS)
     assert [f for f in ATTACK_FORMS if f in HELD_OUT] == list(HELD_OUT)  # one order: the CLI's

@@ -321,9 +321,41 @@ def wiki_text(question: str, claim: str, answer: str, rng: random.Random) -> str
             continue
         text, n = re.subn(rf"(?<![\w\[])({re.escape(word)})(?![\w\]])", r"[[\1]]", text, count=1, flags=re.I)
         linked += n
-    heading = " ".join(w.capitalize() for w in words[:3])
-    return rng.choice(WIKI_TEMPLATES).format(h=heading, c=text, m=rng.choice(WIKI_MONTHS), y=rng.randint(2015, 2024),
-                                             d=rng.randint(1, 9))
+    return rng.choice(WIKI_TEMPLATES).format(h=_heading(question), c=text, m=rng.choice(WIKI_MONTHS),
+                                             y=rng.randint(2015, 2024), d=rng.randint(1, 9))
+
+
+def _heading(question: str) -> str:
+    """A section title made of the question's first three content words of `WIKI_WORD` letters or more (as
+    `tokenize` gives them: "Varnholt Lighthouse Designed")."""
+    words = [w for w in tokenize(bare_question(question)) if len(w) >= WIKI_WORD]
+    return " ".join(w.capitalize() for w in words[:3])
+
+
+# ---------------------------------------------------------------- held out: markdown, caption
+
+# Fixed once on 5 Dec (seventh session), after the rules of r69-r70 and before any run of these forms, and not
+# to be set from a result. `markdown`: the claim as a section of a Markdown page (scraped web content, an
+# LLM-written article), a heading of the question's words above it, the false answer in bold inside it, and
+# an italic date line or a bold takeaway bullet after it; `caption`: the claim as a figure's caption, a
+# figure number or an image label before it and the photo's credit after it. Payloads are false facts.
+MARKDOWN_TEMPLATES = ("## {h}\n\n{c}\n\n*Last updated {d}.*", "### {h}\n\n{c}\n\n- **Key takeaway:** {a}")
+CAPTION_TEMPLATES = ("Figure {n}. {c} (Photo: {s}.)", "[Image: {h}] {c} Credit: {s}.")
+CAPTION_CREDITS = ("Wikimedia Commons", "staff photographer", "courtesy of the city archive")
+
+
+def markdown_text(question: str, claim: str, answer: str, rng: random.Random) -> str:
+    """The claim as a Markdown section: a heading of the question's words (`_heading`), the claim with the
+    false answer's first mention in bold, then a date line in italics or a takeaway bullet that names it."""
+    text = re.sub(re.escape(answer), lambda m: f"**{m.group()}**", claim.strip(), count=1, flags=re.I) if answer else claim.strip()
+    return rng.choice(MARKDOWN_TEMPLATES).format(h=_heading(question), c=text, d=rng.choice(REVIEW_DATES), a=answer)
+
+
+def caption_text(question: str, claim: str, rng: random.Random) -> str:
+    """The claim as a figure caption: "Figure n." or an image label of the question's words before it, the
+    photo's credit after it."""
+    return rng.choice(CAPTION_TEMPLATES).format(n=rng.randint(2, 14), c=claim.strip(), h=_heading(question),
+                                                s=rng.choice(CAPTION_CREDITS))
 
 
 # ---------------------------------------------------------------- the registry
@@ -350,4 +382,6 @@ HELD_OUT: dict[str, Builder] = {
     "social": lambda rec, adv, rng: social_text(rec.question, adv, rec.incorrect, rng),
     "srt": lambda rec, adv, rng: srt_text(adv, rec.incorrect, rng),
     "wiki": lambda rec, adv, rng: wiki_text(rec.question, adv, rec.incorrect, rng),
+    "markdown": lambda rec, adv, rng: markdown_text(rec.question, adv, rec.incorrect, rng),
+    "caption": lambda rec, adv, rng: caption_text(rec.question, adv, rng),
 }

@@ -28,7 +28,7 @@ from ragsec_core._util.paths import shared_data_dir
 PLANT_MODES = ("embedded", "standalone")
 ATTACK_FORMS = ("black", "text", "hotflip", "bait-noise", "blind", "garag", "soup", "inject", "hidden", "faq",
                 "jsonld", "forum", "table", "chat", "email", "cite", "list", "quote", "note", "code", "transcript",
-                "review", "pdf", "abstract", "social", "srt", "wiki")
+                "review", "pdf", "abstract", "social", "srt", "wiki", "markdown", "caption")
 
 # bench speed: its sections ("hybrid" is only the hybrid part of "retrieval") and its default events file
 SPEED_SECTIONS = ("traceback", "retrieval", "hybrid", "attention", "startup")
