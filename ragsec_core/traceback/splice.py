@@ -108,8 +108,9 @@ def region(text: str, seed: Span, anchor: str, query: str) -> Span:
     host sentence: then the run alone is the block), else the one that shares most words with the query (a
     benign host may name the answer too) among those under the writer's own mark if any (`MARKED_STARTS`:
     a host sentence may share more of the query's words than an injection cut after its quotation), else
-    among those under bait (`TARGETED_STARTS`: a long host sentence that names the answer before or after
-    the planted block may share more of the query's words than the claim that the bait leads to). The
+    among those under bait that leads in (glued, or a question or a heading: `_leads_in`; a long host
+    sentence that names the answer before or after the planted block may share more of the query's words
+    than the claim that the bait leads to). The
     block starts at the bait that opens the claim (`_bait_start`), else at the claim sentence itself: an earlier sentence that also states the event
     string is as often the host's own mention. It ends after the unbroken run of sentences from the claim
     on that state the event string, takes one sentence that mostly repeats the query or restates the claim
@@ -131,9 +132,9 @@ def region(text: str, seed: Span, anchor: str, query: str) -> Span:
         start = min(stuffing)
     elif claims:
         marked = [k for k in claims if starts[k][1] in MARKED_STARTS]
-        targeted = [k for k in claims if starts[k][1] in TARGETED_STARTS]
         units = set(records(text))
-        start = max(marked or targeted or claims, key=lambda k: (query_share(_claim_piece(texts[k], anchor) if sents[k] in units
+        led = [k for k in claims if starts[k][1] == "glued" or (starts[k][1] == "strong" and _leads_in(text, sents, units, starts[k][0]))]
+        start = max(marked or led or claims, key=lambda k: (query_share(_claim_piece(texts[k], anchor) if sents[k] in units
                                                                  else texts[k], query), -k))
     else:
         start = own[0]
@@ -155,6 +156,16 @@ def region(text: str, seed: Span, anchor: str, query: str) -> Span:
     at = next((k for k, (_, b) in enumerate(sents) if b > begin), start)
     first = _salad_before(texts, at)
     return (sents[first][0] if first < at else begin, sents[hi][1])
+
+
+def _leads_in(text: str, sents: list[Span], units: set[Span], start: int) -> bool:
+    """The bait sentence where a block would start leads into the text after it: a question ("… on waivers?")
+    or a structured unit (a section heading on its own line, a header block: `units`, `markup.records`). Keyword
+    stuffing and keyword lists ("Stay nhl long player can.", "Index terms: long; nhl; …") lead nowhere: after
+    a claim they end that claim's block (bait-noise, abstract), and the host sentence after them is not
+    under bait."""
+    sent = next(((a, b) for a, b in sents if a <= start < b), None)
+    return sent is not None and (text[sent[0] : sent[1]].rstrip().endswith("?") or sent in units)
 
 
 def _claim_piece(unit: str, anchor: str) -> str:
