@@ -108,7 +108,7 @@ def region(text: str, seed: Span, anchor: str, query: str) -> Span:
     host sentence: then the run alone is the block), else the one that shares most words with the query (a
     benign host may name the answer too) among those under the writer's own mark if any (`MARKED_STARTS`:
     a host sentence may share more of the query's words than an injection cut after its quotation), else
-    among those under bait that leads in (glued, or a question or a heading: `_leads_in`; a long host
+    among those under bait that leads in (glued, or a question or a heading: `_led`; a long host
     sentence that names the answer before or after the planted block may share more of the query's words
     than the claim that the bait leads to). The
     block starts at the bait that opens the claim (`_bait_start`), else at the claim sentence itself: an earlier sentence that also states the event
@@ -133,7 +133,7 @@ def region(text: str, seed: Span, anchor: str, query: str) -> Span:
     elif claims:
         marked = [k for k in claims if starts[k][1] in MARKED_STARTS]
         units = set(records(text))
-        led = [k for k in claims if starts[k][1] == "glued" or (starts[k][1] == "strong" and _leads_in(text, sents, units, starts[k][0]))]
+        led = [k for k in claims if _led(text, sents, units, runs, starts[k])]
         start = max(marked or led or claims, key=lambda k: (query_share(_claim_piece(texts[k], anchor) if sents[k] in units
                                                                  else texts[k], query), -k))
     else:
@@ -158,14 +158,20 @@ def region(text: str, seed: Span, anchor: str, query: str) -> Span:
     return (sents[first][0] if first < at else begin, sents[hi][1])
 
 
-def _leads_in(text: str, sents: list[Span], units: set[Span], start: int) -> bool:
-    """The bait sentence where a block would start leads into the text after it: a question ("… on waivers?")
-    or a structured unit (a section heading on its own line, a header block: `units`, `markup.records`). Keyword
-    stuffing and keyword lists ("Stay nhl long player can.", "Index terms: long; nhl; …") lead nowhere: after
-    a claim they end that claim's block (bait-noise, abstract), and the host sentence after them is not
-    under bait."""
-    sent = next(((a, b) for a, b in sents if a <= start < b), None)
-    return sent is not None and (text[sent[0] : sent[1]].rstrip().endswith("?") or sent in units)
+def _led(text: str, sents: list[Span], units: set[Span], runs: list[BaitRun], start: tuple[int, str]) -> bool:
+    """The claim's block opens on bait that leads into the text after it: bait glued after a full stop or a
+    colon, or a question ("… on waivers?") or a structured unit (a section heading on its own line, a header
+    block, a table: `units`, `markup.records`) that is bait or holds a bait run. Keyword stuffing and keyword
+    lists ("Stay nhl long player can.", "Index terms: long; nhl; …") lead nowhere: after a claim they end
+    that claim's block (bait-noise, abstract), and the host sentence after them is not under bait."""
+    offset, kind = start
+    if kind == "glued":
+        return True
+    sent = next(((a, b) for a, b in sents if a <= offset < b), None)
+    if sent is None or kind not in ("strong", "unit"):
+        return False
+    leads = text[sent[0] : sent[1]].rstrip().endswith("?") or sent in units
+    return leads and (kind == "strong" or any(sent[0] <= r.start < sent[1] for r in runs))
 
 
 def _claim_piece(unit: str, anchor: str) -> str:
