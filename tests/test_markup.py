@@ -156,7 +156,7 @@ def test_code_is_one_unit_fenced_or_comments_above_their_assignment():
     code = '// The tower was designed by Mara Eskell.\n// She was young.\nconst answer = "Mara Eskell";'
     t = f"The host ends.[3] {code} Also, the lamp came from Glasgow."
     assert [t[a:b] for a, b in sentence_spans(t)] == ["The host ends.[3]", code, "Also, the lamp came from Glasgow."]
-    assert records("# Heading\nSome prose under it.") == []  # a markdown heading annotates no assignment
+    assert records("# Heading\nSome prose under it.") == [(0, 9)]  # a markdown heading, no code: it annotates no assignment
 
 
 def test_a_numbered_label_right_before_a_span_leads_it_in():

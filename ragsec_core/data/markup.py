@@ -108,6 +108,13 @@ _FOOTER = re.compile(rf"(?:{_TAGS}(?:[ \t]+[·•|][ \t]+{_COUNT})?|{_COUNT})\.?
 # read it as the start of the next sentence and glued that sentence to it. A template inside a sentence
 # ("born {{birth date|1950|1|1}} in …") is a phrase of that sentence.
 _WIKI_HEADING = re.compile(r"(={2,6})[ \t]*[^=\n]{1,80}?[ \t]*\1(?=[ \t]*(?:\n|$))")
+# Markdown's heading ("## History", one to six marks and a space) runs to its line's end and is a unit that
+# leads its text in, as a wiki heading is (`lead_in`); "#tag" without the space is a hashtag (`_TAGS`).
+_MD_HEADING = re.compile(r"#{1,6}[ \t]+[^#\s][^#\n]{0,79}?(?=[ \t]*(?:\n|$))")
+# A photo's or a quotation's credit after a sentence ("Credit: staff photographer.", "(Photo: Wikimedia
+# Commons.)", "Source: my old textbook."): a label of its own and a few words, a note that the sentence
+# before it keeps (`through_notes`), as it keeps a citation template.
+_CREDIT = re.compile(r"\(?(?:Photo|Image|Picture|Credit|Source|Courtesy)s?:[ \t][^.\n()]{1,60}\.\)?(?=\s|$)")
 _WIKI_NOTE = re.compile(r"(?:<ref(?:\s[^<>]*)?>[ \t]*)?\{\{[^{}\n]{1,300}\}\}(?:[ \t]*</ref>)?")
 _SIGN_OFF = re.compile(rf"(?m)^[ \t]*[A-Z][a-z]+(?:[ \t]+[a-z]+){{0,2}},[ \t]*\n[ \t]*{_NAME_WORD}(?:[ \t]+{_NAME_WORD}){{0,3}}"
                        rf"(?![ \t]+{_NAME_WORD})(?=[ \t]*(?:\n|$)|[ \t]+[A-Z\"“])")
@@ -132,7 +139,8 @@ def _records(text: str) -> tuple[Span, ...]:
     found = sorted(json_records(text) + [m.span() for m in _TABLE.finditer(text)] + lists(text) + list(header_blocks(text))
                    + [m.span() for m in _TRANSCRIPT.finditer(text)] + [m.span() for m in _SIGN_OFF.finditer(text)]
                    + _line_units(_BYLINE, text) + _line_units(_POST_HEADER, text) + _line_units(_FOOTER, text)
-                   + _line_units(_WIKI_HEADING, text) + _wiki_notes(text) + _line_units(_SPOKEN, text)
+                   + _line_units(_WIKI_HEADING, text) + _line_units(_MD_HEADING, text) + _wiki_notes(text)
+                   + _line_units(_SPOKEN, text)
                    + _line_units(_CODE, text))
     out: list[Span] = []
     for a, b in found:
@@ -197,9 +205,9 @@ def through_footer(text: str, span: Span) -> Span:
 
 
 def through_notes(text: str, span: Span) -> Span:
-    """The span run over the wiki notes (`_WIKI_NOTE`) right after it, only spaces between: a note belongs
-    to the sentence it follows, which the span ends with."""
-    notes = _wiki_notes(text)
+    """The span run over the wiki notes (`_WIKI_NOTE`) and credits (`_CREDIT`) right after it, only spaces
+    between: a note belongs to the sentence it follows, which the span ends with."""
+    notes = sorted(_wiki_notes(text) + _line_units(_CREDIT, text))
     end = span[1]
     while (note := next(((u, v) for u, v in notes if u >= end and not text[end:u].strip()), None)) is not None:
         end = note[1]

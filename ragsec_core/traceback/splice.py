@@ -45,8 +45,8 @@ TARGETED_STARTS = ("strong", "glued", *MARKED_STARTS)
 # a sentence end, also before citation markers and editor's tags (".[18]", ".[citation needed]")
 _SENTENCE_END = re.compile(r"[.!?:;]" + AFTER_CLOSE)
 _GAP_END = re.compile(r"[.!?]")
-LABEL_WORDS = 3  # words a heading label may have: "Q:", "User question:", "Summary of findings:"
-_LABEL = re.compile(rf"\w+(?: \w+){{0,{LABEL_WORDS - 1}}}:")  # a heading label: a few words and a colon
+LABEL_WORDS = 3  # words a heading label may have: "Q:", "User question:", "Summary of findings:", "[Image:"
+_LABEL = re.compile(rf"[\[(]?\w+(?: \w+){{0,{LABEL_WORDS - 1}}}:")  # a heading label, in a bracket or not: "[Image:"
 _SENTENCE_CUT = re.compile(r"(?<=[.!?])\s+(?=\S)")  # a one-line unit's sentences (a transcript's turns)
 _CLAUSE_MARK = re.compile(r"[.!?,;:()\"“”]")  # punctuation of written clauses, which keyword salad lacks
 
