@@ -37,8 +37,6 @@ GARAG = ("Tha Varnholt lighthuose stnads onn teh northern breakwatter off the ha
 SEEDS = {"soup": 2, "pdf": 2}
 SHORT_OF_WHOLE = {
     "blind": "set-up sentences of a fluent article around its claim",
-    # held out until its first run (r71): the claim is found, its frame is not (0.857 when written)
-    "caption": "a caption's image label before the claim and the photo's credit after it",
 }
 
 

@@ -241,3 +241,20 @@ def test_wiki_source_a_heading_leads_its_section_in_and_a_template_after_a_full_
     assert through_notes(ref, (0, ref.index("<ref>"))) == (0, ref.index(" Host again"))
     inline = "He was born {{birth date|1950|1|1}} in Oslo. It rained."
     assert records(inline) == [] and through_notes(inline, (0, 11)) == (0, 11)
+
+
+def test_a_markdown_heading_leads_its_text_in_and_a_credit_after_a_sentence_stays_with_it():
+    """A Markdown heading (marks and a space) is a unit that runs to its line's end and leads its text in,
+    also after the host's last sentence on the same line; "#tag" is no heading. A credit or source after a
+    sentence ("Credit: …", "(Photo: ….)", "Source: …") is a note the sentence keeps; inside a sentence it is
+    not one."""
+    t = "Host ends here. ## Tower History\n\nThe tower was built by **Mara**. Credit: staff photographer. Host goes on."
+    heading = (t.index("##"), t.index("\n"))
+    assert heading in records(t) and records("See #TowerHistory today.") == []
+    body = t.index("The tower")
+    assert lead_in(t, (body, t.index(" Credit"))) == (heading[0], t.index(" Credit"))
+    assert through_notes(t, (body, t.index(" Credit"))) == (body, t.index(" Host goes"))
+    photo = "The tower was built by Mara. (Photo: Wikimedia Commons.) Host goes on."
+    assert through_notes(photo, (0, photo.index(" (Photo"))) == (0, photo.index(" Host goes"))
+    inline = "The source: a letter of 1871 names Mara. Host goes on."
+    assert through_notes(inline, (0, inline.index(" Host"))) == (0, inline.index(" Host"))
