@@ -5,7 +5,8 @@ import json
 
 from ragsec_core.data.spans import attribution_span
 from ragsec_core.traceback.marks import authors_mark, quotes_query
-from ragsec_core.traceback.splice import bait_runs, is_word_salad, marked_start, query_targeted, refers_back, region
+from ragsec_core.traceback.salad import is_word_salad
+from ragsec_core.traceback.splice import bait_runs, marked_start, query_targeted, refers_back, region
 
 QUERY = "what was the name of atom bomb dropped by usa on hiroshima"
 HOST_A = "The bomb was dropped at approximately 08:15 on 6 August 1945. It was less powerful than the Fat Man. "

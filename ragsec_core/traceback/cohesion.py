@@ -25,7 +25,7 @@ from ragsec_core._util.text import word_spans
 from ragsec_core.data.spans import Span, sentence_spans
 from ragsec_core.data.trace import Trace
 from ragsec_core.traceback.evidence import Evidence
-from ragsec_core.traceback.splice import is_word_salad
+from ragsec_core.traceback.salad import is_word_salad
 
 COHESION_GAIN = 0.2  # nats per token a sentence must gain from the block, read in place, to join it
 MIN_HOST_WORDS = 5  # host words before the block below which there is no host story to compare with

@@ -26,17 +26,14 @@ from ragsec_core.data.markup import element_end, opens_hidden, records
 from ragsec_core.data.quotes import quotations
 from ragsec_core.data.spans import Span, find_ci, is_query_bait, query_share, sentence_spans
 from ragsec_core.data.trace import contains_norm
-from ragsec_core.traceback.marks import aimed, authors_mark, bait_need, quotes_query
+from ragsec_core.traceback.marks import authors_mark, bait_need, quotes_query
+from ragsec_core.traceback.salad import glued_salad, is_word_salad, salad_after, salad_before, stuffed
 
 LEAD_WORDS = 8  # a sentence opening with a bait run within this many words is bait
 PREFIX_TAIL = 2  # words between a prefix run and the capitalised clause start it is glued to
 BAIT_REACH = 5  # sentences before the claim within which bait opens the same planted block
 STRONG_REACH = 2  # sentences a strong bait may lie behind a weak one
 ANSWER_REACH = 3  # words between a restated query and the event string it asserts
-SALAD_MIN_WORDS = 4
-SALAD_FUNCTION_SHARE = 0.05
-SALAD_RUN_WORDS = 16  # words without a function word or a comma that make a salad run inside a sentence
-SALAD_REACH = 3  # sentences after the claim block within which a salad run still belongs to it
 # Block starts (`_bait_start`) that bear the writer's own mark: a quotation of the user's question, an
 # element hidden from the reader. A claim under one is the writer's, not the host's.
 MARKED_STARTS = ("quoted", "hidden")
@@ -48,7 +45,6 @@ _GAP_END = re.compile(r"[.!?]")
 LABEL_WORDS = 3  # words a heading label may have: "Q:", "User question:", "Summary of findings:", "[Image:"
 _LABEL = re.compile(rf"[\[(]?\w+(?: \w+){{0,{LABEL_WORDS - 1}}}:")  # a heading label, in a bracket or not: "[Image:"
 _SENTENCE_CUT = re.compile(r"(?<=[.!?])\s+(?=\S)")  # a one-line unit's sentences (a transcript's turns)
-_CLAUSE_MARK = re.compile(r"[.!?,;:()\"“”]")  # punctuation of written clauses, which keyword salad lacks
 
 
 @dataclass(frozen=True)
@@ -114,7 +110,7 @@ def region(text: str, seed: Span, anchor: str, query: str) -> Span:
     block starts at the bait that opens the claim (`_bait_start`), else at the claim sentence itself: an earlier sentence that also states the event
     string is as often the host's own mention. It ends after the unbroken run of sentences from the claim
     on that state the event string, takes one sentence that mostly repeats the query or restates the claim
-    (`_restates`), and keyword salad on either side (`_salad_after`, `_salad_before`); a block that opens a
+    (`_restates`), and keyword salad on either side (`salad_after`, `salad_before`); a block that opens a
     hidden element runs at least to where the element closes (`markup.element_end`). Without a sentence
     that states the event string, the block grows from the sentence that holds `seed` (the replay's causal
     span)."""
@@ -124,8 +120,8 @@ def region(text: str, seed: Span, anchor: str, query: str) -> Span:
     own = [k for k, (a, b) in enumerate(sents) if a <= seed[0] < b]
     if not claims and not own:
         return seed
-    glued = {k: run for k in claims if (run := _glued_salad(text, sents[k], anchor, query)) is not None}
-    stuffing = [k for k in claims if k in glued or (is_word_salad(texts[k]) and _stuffed(texts, k, query))]
+    glued = {k: run for k in claims if (run := glued_salad(text, sents[k], anchor, query)) is not None}
+    stuffing = [k for k in claims if k in glued or (is_word_salad(texts[k]) and stuffed(texts, k, query))]
     runs = bait_runs(text, query)
     starts = {} if stuffing else {k: _bait_start(text, sents, k, query, runs) for k in claims}  # each claim's opening
     if stuffing:
@@ -143,18 +139,18 @@ def region(text: str, seed: Span, anchor: str, query: str) -> Span:
         begin = sents[_antecedent(texts, start)][0]
     if start in glued:  # stuffing glued into a host sentence: the salad run is planted, not the sentence
         a, b = glued[start]
-        first = _salad_before(texts, start)
+        first = salad_before(texts, start)
         return (sents[first][0] if first < start else begin if begin < sents[start][0] else a), b
     hi = start
     while hi + 1 in claims:
         hi += 1
     if hi + 1 < len(sents) and (is_query_bait(texts[hi + 1], query) or _restates(text, sents[hi + 1], anchor, runs)):
         hi += 1
-    hi = _salad_after(texts, hi)
+    hi = salad_after(texts, hi)
     if kind == "hidden" and (close := element_end(text, begin)) is not None:  # the hidden element is all the writer's
         hi = max(hi, max(k for k, (a, _) in enumerate(sents) if a < close))
     at = next((k for k, (_, b) in enumerate(sents) if b > begin), start)
-    first = _salad_before(texts, at)
+    first = salad_before(texts, at)
     return (sents[first][0] if first < at else begin, sents[hi][1])
 
 
@@ -204,7 +200,7 @@ def _antecedent(texts: list[str], k: int) -> int:
     """The sentence a block without bait starts at: planted text is written to stand alone, so while its first
     sentence (`k`) opens by pointing back (`refers_back`), the sentence before it belongs to it too, at most
     `BAIT_REACH` sentences back. Keyword salad before it is not what a sentence points to; whether it joins
-    is `_salad_before`'s call."""
+    is `salad_before`'s call."""
     lo = k
     while lo > 0 and k - lo < BAIT_REACH and refers_back(texts[lo]) and not is_word_salad(texts[lo - 1]):
         lo -= 1
@@ -226,28 +222,6 @@ def refers_back(sentence: str) -> bool:
     return comma and words[1][2] in REFERRING_OPENERS
 
 
-def _glued_salad(text: str, sent: Span, anchor: str, query: str) -> Span | None:
-    """Keyword stuffing glued to host text inside one sentence (no full stop between them): in a sentence
-    that is not salad as a whole, a run of at least `SALAD_RUN_WORDS` words without a function word or
-    clause punctuation that states the event string and holds `marks.BAIT_SHARE` of the query's content words.
-    Written English does not go on that long without an article, a preposition, an auxiliary or a comma."""
-    a, b = sent
-    if is_word_salad(text[a:b]):
-        return None
-    best: tuple[int, int] | None = None
-    run: list[tuple[int, int, str]] = []
-    for w in word_spans(text[a:b]) + [(b - a, b - a, "the")]:  # a closing stopword ends the last run
-        if w[2] not in STOPWORDS and not (run and _CLAUSE_MARK.search(text[a + run[-1][1] : a + w[0]])):
-            run.append(w)
-            continue
-        if len(run) >= SALAD_RUN_WORDS and (best is None or run[-1][1] - run[0][0] > best[1] - best[0]):
-            best = (a + run[0][0], a + run[-1][1])
-        run = [w] if w[2] not in STOPWORDS else []
-    if best is None or not find_ci(text[best[0] : best[1]], anchor):
-        return None
-    return best if aimed(set(tokenize(text[best[0] : best[1]])), query) else None
-
-
 def _restates(text: str, sent: Span, anchor: str, runs: list[BaitRun]) -> bool:
     """The sentence restates the claim: it holds a bait run (the query's words; `runs` are the chunk's
     `bait_runs`) and names the answer, or a word of it ("Contrary to popular belief, Freud … is considered
@@ -255,36 +229,6 @@ def _restates(text: str, sent: Span, anchor: str, runs: list[BaitRun]) -> bool:
     a, b = sent
     names = {w for w in tokenize(anchor) if len(w) > 2} & set(tokenize(text[a:b]))
     return bool(names) and any(a <= r.start < b for r in runs)
-
-
-def _salad_after(texts: list[str], hi: int) -> int:
-    """The block's last sentence once keyword stuffing that starts within `SALAD_REACH` sentences after it
-    is taken in: planted text is contiguous, so the sentences between the claim and the stuffing are
-    planted too. A salad run goes on over fragments of any length without function words."""
-    start = next((k for k in range(hi + 1, min(len(texts), hi + 1 + SALAD_REACH)) if is_word_salad(texts[k])), None)
-    if start is None:
-        return hi
-    end = start
-    while end + 1 < len(texts) and is_word_salad(texts[end + 1], fragment=True):
-        end += 1
-    return end
-
-
-def _salad_before(texts: list[str], lo: int) -> int:
-    """The block's first sentence once keyword stuffing right before it is taken in."""
-    while lo > 0 and is_word_salad(texts[lo - 1]):
-        lo -= 1
-    return lo
-
-
-def is_word_salad(sentence: str, fragment: bool = False) -> bool:
-    """Words without grammar: at least `SALAD_MIN_WORDS` words (any number for a `fragment` that continues
-    a run) of which under `SALAD_FUNCTION_SHARE` are function words. Written language of any register
-    carries articles, prepositions and auxiliaries; keyword stuffing and optimised token strings do not."""
-    words = word_spans(sentence)
-    if not words or (len(words) < SALAD_MIN_WORDS and not fragment):
-        return False
-    return sum(w in STOPWORDS for _, _, w in words) / len(words) < SALAD_FUNCTION_SHARE
 
 
 def _bait_start(text: str, sents: list[Span], lo: int, query: str, runs: list[BaitRun]) -> tuple[int, str]:
@@ -381,7 +325,7 @@ def query_targeted(text: str, anchor: str, query: str) -> bool:
     """The chunk states the event string as the answer to a restated query (a bait run within
     `ANSWER_REACH` words of the event string: "the capital of Australia is Sydney"), in a block that
     opens with strong or glued bait, or next to keyword stuffing made of the query's words
-    (`_stuffed`): the construction of a query-targeted poison, which a benign passage that happens to
+    (`stuffed`): the construction of a query-targeted poison, which a benign passage that happens to
     name the answer lacks."""
     sents = sentence_spans(text)
     texts = [text[a:b] for a, b in sents]
@@ -392,18 +336,9 @@ def query_targeted(text: str, anchor: str, query: str) -> bool:
         hits = find_ci(texts[k], anchor)
         if any(_words_between(text, r, (a + x, a + y)) <= ANSWER_REACH for r in runs if a <= r.start < b for x, y in hits):
             return True
-        if _bait_start(text, sents, k, query, runs)[1] in TARGETED_STARTS or _stuffed(texts, k, query):
+        if _bait_start(text, sents, k, query, runs)[1] in TARGETED_STARTS or stuffed(texts, k, query):
             return True
     return False
-
-
-def _stuffed(texts: list[str], k: int, query: str) -> bool:
-    """Keyword salad at the claim sentence `k` (the claim itself, the salad right before it, or within
-    `SALAD_REACH` sentences after it, as `region` takes it in) whose words hold `marks.BAIT_SHARE` of the query's
-    content words: stuffing aimed at this query. Written text, a host's lists included, keeps its function
-    words."""
-    salad = texts[_salad_before(texts, k) : _salad_after(texts, k) + 1]  # the claim itself may be salad (soup)
-    return aimed({w for t in salad if is_word_salad(t, fragment=True) for w in tokenize(t)}, query)
 
 
 def _words_between(text: str, run: BaitRun, answer: Span) -> int:
