@@ -347,7 +347,9 @@ CAPTION_CREDITS = ("Wikimedia Commons", "staff photographer", "courtesy of the c
 def markdown_text(question: str, claim: str, answer: str, rng: random.Random) -> str:
     """The claim as a Markdown section: a heading of the question's words (`_heading`), the claim with the
     false answer's first mention in bold, then a date line in italics or a takeaway bullet that names it."""
-    text = re.sub(re.escape(answer), lambda m: f"**{m.group()}**", claim.strip(), count=1, flags=re.I) if answer else claim.strip()
+    text = claim.strip()
+    if answer:
+        text = re.sub(re.escape(answer), lambda m: f"**{m.group()}**", text, count=1, flags=re.I)
     return rng.choice(MARKDOWN_TEMPLATES).format(h=_heading(question), c=text, d=rng.choice(REVIEW_DATES), a=answer)
 
 

@@ -104,16 +104,15 @@ def region(text: str, seed: Span, anchor: str, query: str) -> Span:
     host sentence: then the run alone is the block), else the one that shares most words with the query (a
     benign host may name the answer too) among those under the writer's own mark if any (`MARKED_STARTS`:
     a host sentence may share more of the query's words than an injection cut after its quotation), else
-    among those under bait that leads in (glued, or a question or a heading: `_led`; a long host
-    sentence that names the answer before or after the planted block may share more of the query's words
-    than the claim that the bait leads to). The
-    block starts at the bait that opens the claim (`_bait_start`), else at the claim sentence itself: an earlier sentence that also states the event
-    string is as often the host's own mention. It ends after the unbroken run of sentences from the claim
-    on that state the event string, takes one sentence that mostly repeats the query or restates the claim
-    (`_restates`), and keyword salad on either side (`salad_after`, `salad_before`); a block that opens a
-    hidden element runs at least to where the element closes (`markup.element_end`). Without a sentence
-    that states the event string, the block grows from the sentence that holds `seed` (the replay's causal
-    span)."""
+    among those whose block opens on bait that leads in (`_led`: a long host sentence that names the answer
+    before or after the planted block may share more of the query's words than the claim the bait leads
+    to). The block starts at the bait that opens the claim (`_bait_start`), else at the claim sentence
+    itself: an earlier sentence that also states the event string is as often the host's own mention. It
+    ends after the unbroken run of sentences from the claim on that state the event string, takes one
+    sentence that mostly repeats the query or restates the claim (`_restates`), and keyword salad on either
+    side (`salad_after`, `salad_before`); a block that opens a hidden element runs at least to where the
+    element closes (`markup.element_end`). Without a sentence that states the event string, the block grows
+    from the sentence that holds `seed` (the replay's causal span)."""
     sents = sentence_spans(text)
     texts = [text[a:b] for a, b in sents]
     claims = [k for k, t in enumerate(texts) if contains_norm(t, anchor)]
@@ -130,8 +129,8 @@ def region(text: str, seed: Span, anchor: str, query: str) -> Span:
         marked = [k for k in claims if starts[k][1] in MARKED_STARTS]
         units = set(records(text))
         led = [k for k in claims if _led(text, sents, units, runs, starts[k])]
-        start = max(marked or led or claims, key=lambda k: (query_share(_claim_piece(texts[k], anchor) if sents[k] in units
-                                                                 else texts[k], query), -k))
+        start = max(marked or led or claims,
+                    key=lambda k: (query_share(_claim_piece(texts[k], anchor) if sents[k] in units else texts[k], query), -k))
     else:
         start = own[0]
     begin, kind = starts[start] if start in starts else _bait_start(text, sents, start, query, runs)
@@ -156,18 +155,20 @@ def region(text: str, seed: Span, anchor: str, query: str) -> Span:
 
 def _led(text: str, sents: list[Span], units: set[Span], runs: list[BaitRun], start: tuple[int, str]) -> bool:
     """The claim's block opens on bait that leads into the text after it: bait glued after a full stop or a
-    colon, or a question ("… on waivers?") or a structured unit (a section heading on its own line, a header
-    block, a table: `units`, `markup.records`) that is bait or holds a bait run. Keyword stuffing and keyword
-    lists ("Stay nhl long player can.", "Index terms: long; nhl; …") lead nowhere: after a claim they end
-    that claim's block (bait-noise, abstract), and the host sentence after them is not under bait."""
+    colon; strong bait that is a question ("… on waivers?") or a structured unit (a section heading on its
+    own line, a header block: `units`, `markup.records`); or a unit that opens the block (`_bait_start`'s
+    "unit": a table, a header block) and holds a bait run. Keyword stuffing and keyword lists ("Stay nhl
+    long player can.", "Index terms: long; nhl; …") lead nowhere: after a claim they end that claim's block
+    (bait-noise, abstract), and the host sentence after them is not under bait."""
     offset, kind = start
     if kind == "glued":
         return True
     sent = next(((a, b) for a, b in sents if a <= offset < b), None)
-    if sent is None or kind not in ("strong", "unit"):
+    if sent is None:
         return False
-    leads = text[sent[0] : sent[1]].rstrip().endswith("?") or sent in units
-    return leads and (kind == "strong" or any(sent[0] <= r.start < sent[1] for r in runs))
+    if kind == "unit":  # a unit start is a unit already: it leads in when it is bait
+        return any(sent[0] <= r.start < sent[1] for r in runs)
+    return kind == "strong" and (text[sent[0] : sent[1]].rstrip().endswith("?") or sent in units)
 
 
 def _claim_piece(unit: str, anchor: str) -> str:
