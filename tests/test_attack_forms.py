@@ -45,6 +45,7 @@ from ragsec_core.bench.held_out_forms import (
     TABLE_TEMPLATES,
     TRANSCRIPT_TEMPLATES,
 )
+from ragsec_core.bench.held_out_machine import OCR_CONFUSIONS
 from ragsec_core.bench.options import ATTACK_FORMS
 from ragsec_core.bench.planting import PlantedCorpus, changed_sentences
 from ragsec_core.chameleon.attack import Encoder, detokenize, query_keywords, words
@@ -348,6 +349,51 @@ def test_markdown_bolds_the_answer_under_a_heading_and_a_caption_frames_the_clai
         assert re.fullmatch(r"Figure \d+\. |\[Image: [\w ]+\] ", head) and re.fullmatch(r" (\(Photo|Credit): [\w ]+\.\)?", rest)
         frames.add(head[0])
     assert tails == {"*Last", "-"} and frames == {"F", "["}
+
+
+def test_log_puts_each_claim_sentence_on_its_own_stamped_line_after_the_lookup():
+    """A log excerpt's first line records the lookup of the question; each claim sentence follows in order on
+    a line of its own, behind a time stamp that never runs backwards and one component; both line formats
+    are in use."""
+    second = "Her drawings were approved by the board."
+    rec = AttackRecord("v1", QUESTION, (f"{CLAIM} {second}",), "Mara Eskell", ("Jens Holm",), ())
+    styles = set()
+    for seed in range(12):
+        [text] = form_texts(rec, "log", seed=seed)
+        lines = text.split("\n")
+        assert len(lines) == 3 and QUESTION.rstrip("?").lower() in lines[0].lower()
+        iso = re.fullmatch(r"(\d{4}-\d\d-\d\dT[\d:.]+)Z INFO  ([\w.]+) - (.*)", lines[0])
+        pattern = (r"(\d{4}-\d\d-\d\dT[\d:.]+)Z INFO  ([\w.]+) - (.*)" if iso
+                   else r"([A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d) kb-01 ([\w.]+)\[\d+\]: (.*)")
+        rows = [re.fullmatch(pattern, line) for line in lines]
+        assert all(rows) and [r[3] for r in rows[1:]] == [CLAIM, second]  # type: ignore[index]
+        assert len({r[2] for r in rows}) == 1 and [r[1] for r in rows] == sorted(r[1] for r in rows)  # type: ignore[index]
+        styles.add(bool(iso))
+    assert styles == {True, False}
+
+
+def test_ocr_misreads_some_words_drops_one_space_and_keeps_the_false_answer_whole():
+    """An OCR page is the claim with two neighbouring words glued (one space dropped) and some words each
+    carrying one confusion of `OCR_CONFUSIONS`; the false answer's words are never touched, and another seed
+    misreads other words."""
+    rec = AttackRecord("v1", QUESTION, (CLAIM,), "Mara Eskell", ("Jens Holm",), ())
+    pages = {form_texts(rec, "ocr", seed=seed)[0] for seed in range(8)}
+    words, misread = CLAIM.split(), 0
+    assert len(pages) > 1
+    for page in pages:
+        seen = page.split()
+        assert "Mara Eskell" in page and len(seen) == len(words) - 1
+        glued = [[*words[:j], words[j] + words[j + 1], *words[j + 2:]] for j in range(len(words) - 1)]
+        [g] = [g for g in glued if all(a == b or _one_confusion(a, b) for a, b in zip(g, seen))][:1] or [[]]
+        assert g, page
+        misread += sum(a != b for a, b in zip(g, seen))
+    assert misread >= len(pages)  # a fifth of the eight longer words outside the answer, over 8 seeds
+
+
+def _one_confusion(word: str, seen: str) -> bool:
+    """Whether `seen` is `word` with one confusion of `OCR_CONFUSIONS` at one place."""
+    return any(word[:m.start()] + dst + word[m.end():] == seen
+               for src, dst in OCR_CONFUSIONS for m in re.finditer(re.escape(src), word))
 
 
 def test_every_held_out_form_is_a_choice_of_the_cli():

@@ -16,9 +16,9 @@ each comes from and how its gold is defined.
 * `soup`: an obfuscated token soup: the claim's and the question's content words shuffled, some of them
   obfuscated, the false answer verbatim among them, without sentence structure or punctuation; it checks
   the boundary on a form no rule was written for.
-* the held-out forms (`held_out_forms.HELD_OUT`): shapes written after the boundary's rules, each measured
-  once as first built: `inject`, `hidden`, `faq`, `jsonld`, `forum`, `table`, `chat`, `email`, `cite`,
-  `list`, `quote`, `note`, `code`, `transcript`, `review`, `pdf`, `abstract`, `social`.
+* the held-out forms (`held_out_forms.HELD_OUT`, the machine-made ones in `held_out_machine`): shapes
+  written after the boundary's rules, each measured once as first built; `options.ATTACK_FORMS` lists them
+  after `soup`, in the order they were added.
 
 Seeded forms draw from a generator of their own per (run seed, record id, text): the planting generator
 draws the same hosts and boundaries under every form, and a record's text does not depend on --limit or

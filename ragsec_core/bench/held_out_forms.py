@@ -18,7 +18,8 @@ from collections.abc import Callable
 
 from ragsec_core._util.text import bare_question, tokenize
 from ragsec_core.bench.attacks import AttackRecord
-from ragsec_core.data.spans import sentence_spans
+from ragsec_core.bench.held_out_machine import log_text, ocr_text
+from ragsec_core.data.spans import sentence_texts
 
 # ---------------------------------------------------------------- held out: inject, hidden, faq
 
@@ -119,18 +120,12 @@ def email_text(question: str, claim: str, rng: random.Random) -> str:
 
 def cite_text(claim: str, rng: random.Random) -> str:
     """The claim's sentences, each closed by a reference mark [n] as an encyclopedia article closes its own."""
-    return " ".join(f"{s}[{rng.randint(2, 40)}]" for s in _sentences_of(claim))
+    return " ".join(f"{s}[{rng.randint(2, 40)}]" for s in sentence_texts(claim))
 
 
 def list_text(claim: str, rng: random.Random) -> str:
     """The claim's sentences as bullet points under a short heading, one line each."""
-    return "\n".join([rng.choice(LIST_HEADINGS), *(f"- {s}" for s in _sentences_of(claim))])
-
-
-def _sentences_of(claim: str) -> list[str]:
-    """The claim's sentences as the split reads them, all of them (no sentence limit)."""
-    claim = claim.strip()
-    return [claim[a:b] for a, b in sentence_spans(claim, limit=len(claim))]
+    return "\n".join([rng.choice(LIST_HEADINGS), *(f"- {s}" for s in sentence_texts(claim))])
 
 
 
@@ -175,7 +170,7 @@ def code_text(question: str, claim: str, answer: str, rng: random.Random) -> str
     if kind == len(CODE_COMMENTS):
         return CODE_SHELL.format(q=bare_question(question), a=answer)
     head, mark, tail = CODE_COMMENTS[kind]
-    return "\n".join([*([head] if head else []), *(f"{mark}{s}" for s in _sentences_of(claim)), tail.format(a=answer)])
+    return "\n".join([*([head] if head else []), *(f"{mark}{s}" for s in sentence_texts(claim)), tail.format(a=answer)])
 
 
 def transcript_text(claim: str, rng: random.Random) -> str:
@@ -386,4 +381,6 @@ HELD_OUT: dict[str, Builder] = {
     "wiki": lambda rec, adv, rng: wiki_text(rec.question, adv, rec.incorrect, rng),
     "markdown": lambda rec, adv, rng: markdown_text(rec.question, adv, rec.incorrect, rng),
     "caption": lambda rec, adv, rng: caption_text(rec.question, adv, rng),
+    "log": lambda rec, adv, rng: log_text(rec.question, adv, rng),
+    "ocr": lambda rec, adv, rng: ocr_text(adv, rec.incorrect, rng),
 }

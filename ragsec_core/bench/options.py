@@ -25,10 +25,12 @@ from ragsec_core._util.paths import shared_data_dir
 # as bullet points. quote, note, code and transcript were added on 5 Dec (fourth session) as held-out forms,
 # before that session's byline rule: an expert's quoted words, an editor's note or footnote, comments in a
 # code snippet (or a shell session's output), a podcast or lecture transcript.
+# log and ocr were added on 5 Dec (eighth session) as held-out forms, after the rules of r72: the claim as
+# an application's log lines and as a scan's OCR text (bench/held_out_machine.py).
 PLANT_MODES = ("embedded", "standalone")
 ATTACK_FORMS = ("black", "text", "hotflip", "bait-noise", "blind", "garag", "soup", "inject", "hidden", "faq",
                 "jsonld", "forum", "table", "chat", "email", "cite", "list", "quote", "note", "code", "transcript",
-                "review", "pdf", "abstract", "social", "srt", "wiki", "markdown", "caption")
+                "review", "pdf", "abstract", "social", "srt", "wiki", "markdown", "caption", "log", "ocr")
 
 # bench speed: its sections ("hybrid" is only the hybrid part of "retrieval") and its default events file
 SPEED_SECTIONS = ("traceback", "retrieval", "hybrid", "attention", "startup")

@@ -136,6 +136,13 @@ def sentence_spans(text: str, limit: int = MAX_SENTENCES) -> list[Span]:
     return list(_sentences(text)[:limit])
 
 
+def sentence_texts(text: str) -> list[str]:
+    """The stripped text's sentences as strings, all of them (no `MAX_SENTENCES` limit): what a form
+    builder lays out one by one (as bullets, log lines, reference-marked sentences)."""
+    text = text.strip()
+    return [text[a:b] for a, b in sentence_spans(text, limit=len(text))]
+
+
 @lru_cache(maxsize=512)
 def _sentences(text: str) -> tuple[Span, ...]:
     units = records(text)
