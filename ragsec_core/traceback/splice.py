@@ -167,7 +167,7 @@ def _led(text: str, sents: list[Span], units: set[Span], runs: list[BaitRun], st
     if sent is None:
         return False
     if kind == "unit":  # a unit start is a unit already: it leads in when it is bait
-        return any(sent[0] <= r.start < sent[1] for r in runs)
+        return _holds_run(sent, runs)
     return kind == "strong" and (text[sent[0] : sent[1]].rstrip().endswith("?") or sent in units)
 
 
@@ -229,7 +229,12 @@ def _restates(text: str, sent: Span, anchor: str, runs: list[BaitRun]) -> bool:
     the father of modern behaviorism")."""
     a, b = sent
     names = {w for w in tokenize(anchor) if len(w) > 2} & set(tokenize(text[a:b]))
-    return bool(names) and any(a <= r.start < b for r in runs)
+    return bool(names) and _holds_run(sent, runs)
+
+
+def _holds_run(sent: Span, runs: list[BaitRun]) -> bool:
+    """A bait run starts inside the sentence: the question's words are there, whatever else it holds."""
+    return any(sent[0] <= r.start < sent[1] for r in runs)
 
 
 def _bait_start(text: str, sents: list[Span], lo: int, query: str, runs: list[BaitRun]) -> tuple[int, str]:
@@ -265,7 +270,7 @@ def _bait_start(text: str, sents: list[Span], lo: int, query: str, runs: list[Ba
         if opens_hidden(text[a:b]):
             return a, "hidden"  # an element a browser hides: its text was written for the model alone
         if k == lo - 1 and sents[k] in units:  # the claim's own lead-in: a message's header block
-            return a, "strong" if any(a <= r.start < b for r in runs) else "unit"
+            return a, "strong" if _holds_run(sents[k], runs) else "unit"
         if k == lo and sents[lo] in units:  # a unit's own start: bait further back is the host's
             return a, "unit"
         if k == lo:  # a claim that opens with its own bait run is a weak start already
