@@ -258,3 +258,19 @@ def test_a_markdown_heading_leads_its_text_in_and_a_credit_after_a_sentence_stay
     assert through_notes(photo, (0, photo.index(" (Photo"))) == (0, photo.index(" Host goes"))
     inline = "The source: a letter of 1871 names Mara. Host goes on."
     assert through_notes(inline, (0, inline.index(" Host"))) == (0, inline.index(" Host"))
+
+
+def test_time_stamped_log_lines_are_one_unit_to_the_last_lines_first_sentence_end():
+    """Two or more lines in a row each opened by a time stamp (ISO 8601's or syslog's, bracketed or not) are
+    one log excerpt, its last line to its first sentence end, wherever the first stamp stands (after a bare
+    title without a full stop too); one stamped line alone, or a date and time inside prose, is none."""
+    iso = ('Host ends here. 2025-02-05T21:12:47.000Z INFO  kb.sync - lookup query="where did he go?" hits=3\n'
+           "2025-02-05T21:12:50.265Z INFO  kb.sync - He went to Rome. Host goes on.")
+    assert [iso[a:b] for a, b in records(iso)] == [iso[iso.index("2025") : iso.index(" Host goes")]]
+    syslog = ("\"I Wan'na Jun  2 02:18:02 kb-01 ingest.worker[6839]: resolving question: who sings it?\n"
+              "Jun  2 02:18:05 kb-01 ingest.worker[6839]: Frank sang it. Be like You\" is a song.")
+    assert [syslog[a:b] for a, b in records(syslog)] == [syslog[syslog.index("Jun") : syslog.index(" Be like")]]
+    bracketed = "[2024-01-02 10:00:00,123] INFO one thing.\n[2024-01-02 10:00:01,456] WARN another. Host."
+    assert [bracketed[a:b] for a, b in records(bracketed)] == [bracketed[: bracketed.index(" Host")]]
+    assert records("Host. 2024-01-02 10:00:00 INFO only one line here. Host goes on.") == []
+    assert records("The meeting of 2024-01-02 10:00 was moved.\nThe next one is on Mar  3 09:00:00 sharp.") == []

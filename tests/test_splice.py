@@ -326,3 +326,16 @@ def test_a_label_in_brackets_heads_its_glued_bait_too():
     """An image label ("[Image: …]", a caption's) opens with a bracket; it heads the bait after it as "Q:" does."""
     planted = "[Image: atom bomb dropped by usa on hiroshima name] The bomb was named Big Man. Credit: staff photographer."
     assert _block(HOST_A + planted + HOST_B, planted).startswith("[Image:")
+
+
+def test_a_claim_that_is_a_unit_starts_at_the_unit_not_at_bait_glued_inside_it():
+    """A log excerpt (`markup.records`) that holds the claim is one writer's: its block starts at its first
+    time stamp, not at the question glued after "resolving question:" inside it, and ends at the claim's
+    line, before the host's next sentence."""
+    text = ("The harbour was enlarged twice. Mar 26 15:32:19 kb-01 ingest.worker[273]: resolving question: "
+            "Who designed the Varnholt lighthouse?\nMar 26 15:32:22 kb-01 ingest.worker[273]: The Varnholt "
+            "lighthouse was designed by Mara Eskell. Its lantern was made in Glasgow.")
+    seed = attribution_span(text, "Mara Eskell")
+    assert seed is not None
+    got = region(text, seed, "Mara Eskell", "Who designed the Varnholt lighthouse?")
+    assert got == (text.index("Mar 26"), text.index(" Its lantern"))

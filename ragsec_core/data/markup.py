@@ -65,6 +65,16 @@ _SPOKEN = re.compile(rf"{_SPEAKER}(?:[^\n]*?[.!?]{CLOSING_MARKS}[ \t]+{_SPEAKER}
 # split cuts comments at their full stops and runs the last line into the prose after it.
 _ASSIGN = r"""[A-Za-z_][\w.]*(?:[ \t]+[A-Za-z_]\w*)?[ \t]*=[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[\w.]+);?"""
 _CODE = re.compile(rf"```[^\n`]*\n.*?\n[ \t]*```|(?:(?://|#)[ \t][^\n]*\n[ \t]*)+{_ASSIGN}", re.DOTALL)
+# An application's log as a system that indexes its own logs holds it: lines each opened by a time stamp,
+# ISO 8601's ("2023-12-25T23:54:19.777Z", "2024-01-02 10:00:00,123"), syslog's ("Dec  8 05:00:33") or either
+# in brackets, whatever follows it (a level, a host, a component, the message). Two or more such lines in a
+# row are one excerpt, a unit, as a chat export's turns are, its last line to its first sentence end: the
+# sentence split cuts the messages at their full stops and leaves each line's stamp on the sentence before.
+# As a chat's time stamp does, the first stamp opens the excerpt wherever it stands (after a host's bare
+# title without a full stop too): a date and a time followed by a line break and another stamp is no prose.
+_STAMP = (r"(?<![\w:.-])\[?(?:\d{4}-\d\d-\d\d[T ]\d\d:\d\d(?::\d\d(?:[.,]\d{1,6})?)?(?:Z|[+-]\d\d:?\d\d)?"
+          r"|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[ \t]+\d{1,2}[ \t]+\d\d:\d\d:\d\d)\]?[ \t]+")
+_LOG = re.compile(rf"{_STAMP}{_ON}(?:{_STAMP}{_ON})*{_STAMP}{_LAST}")
 # A numbered label standing as a sentence of its own ("Footnote 3.", "Figure 2.", "Paragraph 2."): it heads
 # the text after it, so a block right after it starts at it (`lead_in`).
 _NUMBERED = re.compile(r"[A-Z][a-z]{2,}[ \t]+\d{1,3}\.$")
@@ -127,7 +137,7 @@ def markup_tags(text: str) -> list[Span]:
 
 def records(text: str) -> list[Span]:
     """The structured units of the text, in order: JSON records (`json_records`), markdown tables, lists,
-    header blocks, chat transcripts and spoken ones, letters' sign-offs, posts' bylines, headers and
+    header blocks, chat transcripts and spoken ones, log excerpts, letters' sign-offs, posts' bylines, headers and
     footers, wiki headings and notes, and code, outermost only (a table inside a record's string is the
     record's). A fresh list over one reading per text: the split and the boundary's rules ask for the same
     chunk's."""
@@ -140,7 +150,7 @@ def _records(text: str) -> tuple[Span, ...]:
                    + [m.span() for m in _TRANSCRIPT.finditer(text)] + [m.span() for m in _SIGN_OFF.finditer(text)]
                    + _line_units(_BYLINE, text) + _line_units(_POST_HEADER, text) + _line_units(_FOOTER, text)
                    + _line_units(_WIKI_HEADING, text) + _line_units(_MD_HEADING, text) + _wiki_notes(text)
-                   + _line_units(_SPOKEN, text)
+                   + _line_units(_SPOKEN, text) + [m.span() for m in _LOG.finditer(text)]
                    + _line_units(_CODE, text))
     out: list[Span] = []
     for a, b in found:

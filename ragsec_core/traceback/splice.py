@@ -254,13 +254,14 @@ def _bait_start(text: str, sents: list[Span], lo: int, query: str, runs: list[Ba
     Sky?") or opens an element a browser hides (`markup.opens_hidden`); a structured unit right before the
     claim (`markup.records`: an e-mail's header block) is the claim's lead-in and starts the block, strong
     when it holds a bait run ("Subject: Re: <the question>"), and a claim that is itself a unit (a chat
-    transcript, a list, a table) starts its own block. Returns the start and its kind (strong, glued,
+    transcript, a list, a table, a log excerpt) starts its own block, also where bait sits glued inside it
+    ("… ingest.worker[273]: resolving question: <the question>": the unit is one writer's). Returns the start and its kind (strong, glued,
     weak, none, unit, or a mark: quoted, hidden)."""
-    own = _glued(text, sents[lo], runs)
+    units = records(text)
+    own = _glued(text, sents[lo], runs) if sents[lo] not in units else None
     if own is not None:  # the claim sentence itself swallowed the end of its host sentence
         return own, "glued"
     weak: tuple[int, int, str] | None = None  # (sentence, start offset, kind)
-    units = records(text)
     for k in range(lo, max(-1, lo - 1 - BAIT_REACH), -1):
         if weak is not None and weak[0] - k > STRONG_REACH:
             break
