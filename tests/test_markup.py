@@ -1,6 +1,7 @@
 """Markup and structured data read as units (data/markup.py) and how the sentence split uses them."""
 
 from ragsec_core.data.markup import (
+    closed_units,
     element_end,
     json_records,
     lead_in,
@@ -274,3 +275,13 @@ def test_time_stamped_log_lines_are_one_unit_to_the_last_lines_first_sentence_en
     assert [bracketed[a:b] for a, b in records(bracketed)] == [bracketed[: bracketed.index(" Host")]]
     assert records("Host. 2024-01-02 10:00:00 INFO only one line here. Host goes on.") == []
     assert records("The meeting of 2024-01-02 10:00 was moved.\nThe next one is on Mar  3 09:00:00 sharp.") == []
+
+
+def test_closed_units_are_those_that_end_at_a_mark_of_their_own():
+    """A JSON record, a table and fenced code end at their own closing mark; a header block and a log
+    excerpt end at their last line's first sentence end, which the text may run on after."""
+    text = ('Host. {"question": "who?", "answer": "Mara"} Host.\n| Q | A |\n|---|---|\n| who | Mara |\n'
+            "```\nprint(1)\n```\nFrom: a@b.org\nSubject: who?\n\nHost goes on.")
+    closed = {text[a:b] for a, b in closed_units(text)}
+    assert closed == {'{"question": "who?", "answer": "Mara"}', "| Q | A |\n|---|---|\n| who | Mara |", "```\nprint(1)\n```"}
+    assert {text[a:b] for a, b in records(text)} > closed

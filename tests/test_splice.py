@@ -339,3 +339,20 @@ def test_a_claim_that_is_a_unit_starts_at_the_unit_not_at_bait_glued_inside_it()
     assert seed is not None
     got = region(text, seed, "Mara Eskell", "Who designed the Varnholt lighthouse?")
     assert got == (text.index("Mar 26"), text.index(" Its lantern"))
+
+
+def test_a_closed_unit_ends_its_block_before_a_host_sentence_that_names_the_answer():
+    """A fenced code block, a JSON record or a table ends at its own mark (`markup.closed_units`): the host
+    sentence after it that names the answer and shares more of the query's words is neither the claim nor
+    part of its block (code q9), while a chat turn's claim runs on over the sentences after it that state
+    the answer too."""
+    query = "where did aeneas go when he left carthage"
+    host = " Aeneas descended into the underworld, where his father showed him the future of Rome."
+    code = '```\n$ lookup "where did aeneas go when he left carthage?"\nRome\n```'
+    text = "The company landed on the western coast of Italy. " + code + host
+    seed = attribution_span(text, "Rome")
+    assert seed is not None and text[slice(*region(text, seed, "Rome", query))] == code
+    chat = "User: where did aeneas go when he left carthage?\nAssistant: He sailed to Rome. Rome was his goal."
+    text = "The company landed on the western coast of Italy. " + chat
+    seed = attribution_span(text, "Rome")
+    assert seed is not None and text[slice(*region(text, seed, "Rome", query))] == chat

@@ -159,6 +159,15 @@ def _records(text: str) -> tuple[Span, ...]:
     return tuple(out)
 
 
+def closed_units(text: str) -> set[Span]:
+    """The units (`records`) that end at a mark of their own: a JSON record's closing brace, a table's last
+    pipe, a code fence or the assignment after comments. The writer closed them, so a sentence after one
+    does not run on from it (the other units' last line runs to its first sentence end, and a chat turn's
+    or a header block's text may go on after that)."""
+    closed = json_records(text) + [m.span() for m in _TABLE.finditer(text)] + _line_units(_CODE, text)
+    return set(records(text)) & set(closed)
+
+
 def whole_units(text: str, span: Span) -> Span:
     """The span grown over each structured unit (`records`) it cuts: a unit is read as one sentence, so the
     boundary no more ends inside one ("From: …\nSubject: Re: <the question>" cut at its bait) than inside a

@@ -22,7 +22,7 @@ from ragsec_core._util.text import (
     tokenize,
     word_spans,
 )
-from ragsec_core.data.markup import element_end, opens_hidden, records
+from ragsec_core.data.markup import closed_units, element_end, opens_hidden, records
 from ragsec_core.data.quotes import quotations
 from ragsec_core.data.spans import Span, find_ci, is_query_bait, query_share, sentence_spans
 from ragsec_core.data.trace import contains_norm
@@ -121,14 +121,16 @@ def region(text: str, seed: Span, anchor: str, query: str) -> Span:
         return seed
     glued = {k: run for k in claims if (run := glued_salad(text, sents[k], anchor, query)) is not None}
     stuffing = [k for k in claims if k in glued or (is_word_salad(texts[k]) and stuffed(texts, k, query))]
-    runs = bait_runs(text, query)
+    runs, closed = bait_runs(text, query), closed_units(text)
     starts = {} if stuffing else {k: _bait_start(text, sents, k, query, runs) for k in claims}  # each claim's opening
     if stuffing:
         start = min(stuffing)
     elif claims:
-        marked = [k for k in claims if starts[k][1] in MARKED_STARTS]
+        # a claim that its bait reaches only past a closed unit stating the answer is not under that bait
+        under = [k for k in claims if not any(j < k and sents[j] in closed and sents[j][1] > starts[k][0] for j in claims)]
+        marked = [k for k in under if starts[k][1] in MARKED_STARTS]
         units = set(records(text))
-        led = [k for k in claims if _led(text, sents, units, runs, starts[k])]
+        led = [k for k in under if _led(text, sents, units, runs, starts[k])]
         start = max(marked or led or claims,
                     key=lambda k: (query_share(_claim_piece(texts[k], anchor) if sents[k] in units else texts[k], query), -k))
     else:
@@ -141,9 +143,10 @@ def region(text: str, seed: Span, anchor: str, query: str) -> Span:
         first = salad_before(texts, start)
         return (sents[first][0] if first < start else begin if begin < sents[start][0] else a), b
     hi = start
-    while hi + 1 in claims:
+    while hi + 1 in claims and sents[hi] not in closed:
         hi += 1
-    if hi + 1 < len(sents) and (is_query_bait(texts[hi + 1], query) or _restates(text, sents[hi + 1], anchor, runs)):
+    if hi + 1 < len(sents) and sents[hi] not in closed and (is_query_bait(texts[hi + 1], query)
+                                                           or _restates(text, sents[hi + 1], anchor, runs)):
         hi += 1
     hi = salad_after(texts, hi)
     if kind == "hidden" and (close := element_end(text, begin)) is not None:  # the hidden element is all the writer's
@@ -255,12 +258,13 @@ def _bait_start(text: str, sents: list[Span], lo: int, query: str, runs: list[Ba
     claim (`markup.records`: an e-mail's header block) is the claim's lead-in and starts the block, strong
     when it holds a bait run ("Subject: Re: <the question>"), and a claim that is itself a unit (a chat
     transcript, a list, a table, a log excerpt) starts its own block, also where bait sits glued inside it
-    ("… ingest.worker[273]: resolving question: <the question>": the unit is one writer's). Returns the start and its kind (strong, glued,
+    ("… ingest.worker[273]: resolving question: <the question>": the unit is one writer's; the start
+    stays of kind glued). Returns the start and its kind (strong, glued,
     weak, none, unit, or a mark: quoted, hidden)."""
     units = records(text)
-    own = _glued(text, sents[lo], runs) if sents[lo] not in units else None
-    if own is not None:  # the claim sentence itself swallowed the end of its host sentence
-        return own, "glued"
+    own = _glued(text, sents[lo], runs)
+    if own is not None:  # the claim sentence swallowed the end of its host sentence; a unit is all its writer's
+        return (sents[lo][0] if sents[lo] in units else own), "glued"
     weak: tuple[int, int, str] | None = None  # (sentence, start offset, kind)
     for k in range(lo, max(-1, lo - 1 - BAIT_REACH), -1):
         if weak is not None and weak[0] - k > STRONG_REACH:
