@@ -4,6 +4,8 @@ form whose gold spans cover exactly the planted text, never the host's. Real Min
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import random
 import re
@@ -394,6 +396,26 @@ def _one_confusion(word: str, seen: str) -> bool:
     """Whether `seen` is `word` with one confusion of `OCR_CONFUSIONS` at one place."""
     return any(word[:m.start()] + dst + word[m.end():] == seen
                for src, dst in OCR_CONFUSIONS for m in re.finditer(re.escape(src), word))
+
+
+def test_html_holds_the_claim_as_a_paragraph_or_items_and_csv_parses_back_to_it():
+    """HTML source gives the claim back once its tags are dropped, under the question as a heading, in both
+    templates; a CSV export parses (Python's csv module) to its header and one row whose cells hold the claim
+    verbatim, quotation marks and commas included, and the question with the false answer or an id."""
+    claim = 'The tower, "a beacon", was designed by Mara Eskell. Her plans were approved.'
+    rec = AttackRecord("v1", QUESTION, (claim,), "Mara Eskell", ("Jens Holm",), ())
+    shapes, headers = set(), set()
+    for seed in range(12):
+        [page] = form_texts(rec, "html", seed=seed)
+        text = re.sub(r"<[^>]+>", " ", page)
+        assert " ".join(text.split()) == f"{QUESTION} {claim}"
+        shapes.add(page.count("<li>"))
+        [export] = form_texts(rec, "csv", seed=seed)
+        header, row = list(csv.reader(io.StringIO(export)))
+        assert len(header) == len(row) and claim in row
+        assert row[:2] == [QUESTION, "Mara Eskell"] or (row[0].isdigit() and row[2:] == ["kb-import", "yes"])
+        headers.add(header[0])
+    assert shapes == {0, 2} and headers == {"question", "id"}
 
 
 def test_every_held_out_form_is_a_choice_of_the_cli():

@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 from ragsec_core._util.text import bare_question, tokenize
 from ragsec_core.bench.attacks import AttackRecord
-from ragsec_core.bench.held_out_machine import log_text, ocr_text
+from ragsec_core.bench.held_out_machine import csv_text, html_text, log_text, ocr_text
 from ragsec_core.data.spans import sentence_texts
 
 # ---------------------------------------------------------------- held out: inject, hidden, faq
@@ -383,4 +383,6 @@ HELD_OUT: dict[str, Builder] = {
     "caption": lambda rec, adv, rng: caption_text(rec.question, adv, rng),
     "log": lambda rec, adv, rng: log_text(rec.question, adv, rng),
     "ocr": lambda rec, adv, rng: ocr_text(adv, rec.incorrect, rng),
+    "html": lambda rec, adv, rng: html_text(rec.question, adv, rng),
+    "csv": lambda rec, adv, rng: csv_text(rec.question, adv, rec.incorrect, rng),
 }

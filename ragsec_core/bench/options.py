@@ -26,11 +26,13 @@ from ragsec_core._util.paths import shared_data_dir
 # before that session's byline rule: an expert's quoted words, an editor's note or footnote, comments in a
 # code snippet (or a shell session's output), a podcast or lecture transcript.
 # log and ocr were added on 5 Dec (eighth session) as held-out forms, after the rules of r72: the claim as
-# an application's log lines and as a scan's OCR text (bench/held_out_machine.py).
+# an application's log lines and as a scan's OCR text (bench/held_out_machine.py); html and csv after the
+# rules of r75: the claim in a page's visible HTML source and in a spreadsheet's CSV export.
 PLANT_MODES = ("embedded", "standalone")
 ATTACK_FORMS = ("black", "text", "hotflip", "bait-noise", "blind", "garag", "soup", "inject", "hidden", "faq",
                 "jsonld", "forum", "table", "chat", "email", "cite", "list", "quote", "note", "code", "transcript",
-                "review", "pdf", "abstract", "social", "srt", "wiki", "markdown", "caption", "log", "ocr")
+                "review", "pdf", "abstract", "social", "srt", "wiki", "markdown", "caption", "log", "ocr",
+                "html", "csv")
 
 # bench speed: its sections ("hybrid" is only the hybrid part of "retrieval") and its default events file
 SPEED_SECTIONS = ("traceback", "retrieval", "hybrid", "attention", "startup")
