@@ -3,7 +3,7 @@ starts whatever its punctuation, and which answer-holding chunks read as planted
 
 import json
 
-from ragsec_core.data.spans import attribution_span
+from ragsec_core.data.spans import attribution_span, query_share
 from ragsec_core.traceback.marks import authors_mark, quotes_query
 from ragsec_core.traceback.salad import is_word_salad
 from ragsec_core.traceback.splice import bait_runs, marked_start, query_targeted, refers_back, region
@@ -356,3 +356,17 @@ def test_a_closed_unit_ends_its_block_before_a_host_sentence_that_names_the_answ
     text = "The company landed on the western coast of Italy. " + chat
     seed = attribution_span(text, "Rome")
     assert seed is not None and text[slice(*region(text, seed, "Rome", query))] == chat
+
+
+def test_a_question_in_page_source_is_bait_and_a_block_that_opens_an_element_runs_to_its_close():
+    """Markup tags are no words of a sentence (`spans.query_share`): the question under `<h3>` in a page's
+    source is as much bait as on the page, so the block starts at the section's opening tag; and a block
+    that opens an element runs to where it closes, over the list items after the claim that do not state
+    the answer, and not into the host sentence after it."""
+    query = "Who designed the Varnholt lighthouse?"
+    section = ('<section class="faq"><h3>Who designed the Varnholt lighthouse?</h3><ul><li>The lighthouse was '
+               "designed by Mara Eskell.</li><li>Her plans were approved in 1871.</li></ul></section>")
+    assert query_share('<section class="faq"><h3>Who designed the Varnholt lighthouse?</h3>', query) == 1.0
+    text = "It was first lit in 1873. " + section + " Its lantern was made in a Glasgow foundry."
+    seed = attribution_span(text, "Mara Eskell")
+    assert seed is not None and text[slice(*region(text, seed, "Mara Eskell", query))] == section

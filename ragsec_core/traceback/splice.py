@@ -110,9 +110,9 @@ def region(text: str, seed: Span, anchor: str, query: str) -> Span:
     itself: an earlier sentence that also states the event string is as often the host's own mention. It
     ends after the unbroken run of sentences from the claim on that state the event string, takes one
     sentence that mostly repeats the query or restates the claim (`_restates`), and keyword salad on either
-    side (`salad_after`, `salad_before`); a block that opens a hidden element runs at least to where the
-    element closes (`markup.element_end`). Without a sentence that states the event string, the block grows
-    from the sentence that holds `seed` (the replay's causal span)."""
+    side (`salad_after`, `salad_before`); a block that opens an element (a hidden one, a page's section)
+    runs at least to where the element closes (`markup.element_end`). Without a sentence that states the
+    event string, the block grows from the sentence that holds `seed` (the replay's causal span)."""
     sents = sentence_spans(text)
     texts = [text[a:b] for a, b in sents]
     claims = [k for k, t in enumerate(texts) if contains_norm(t, anchor)]
@@ -149,7 +149,7 @@ def region(text: str, seed: Span, anchor: str, query: str) -> Span:
                                                            or _restates(text, sents[hi + 1], anchor, runs)):
         hi += 1
     hi = salad_after(texts, hi)
-    if kind == "hidden" and (close := element_end(text, begin)) is not None:  # the hidden element is all the writer's
+    if (close := element_end(text, begin)) is not None:  # an element the block opens is all its writer's
         hi = max(hi, max(k for k, (a, _) in enumerate(sents) if a < close))
     at = next((k for k, (_, b) in enumerate(sents) if b > begin), start)
     first = salad_before(texts, at)
