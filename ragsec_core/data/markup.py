@@ -146,12 +146,11 @@ def records(text: str) -> list[Span]:
 
 @lru_cache(maxsize=512)
 def _records(text: str) -> tuple[Span, ...]:
-    found = sorted(json_records(text) + [m.span() for m in _TABLE.finditer(text)] + lists(text) + list(header_blocks(text))
+    found = sorted(list(_closed_found(text)) + lists(text) + list(header_blocks(text))
                    + [m.span() for m in _TRANSCRIPT.finditer(text)] + [m.span() for m in _SIGN_OFF.finditer(text)]
                    + _line_units(_BYLINE, text) + _line_units(_POST_HEADER, text) + _line_units(_FOOTER, text)
                    + _line_units(_WIKI_HEADING, text) + _line_units(_MD_HEADING, text) + _wiki_notes(text)
-                   + _line_units(_SPOKEN, text) + [m.span() for m in _LOG.finditer(text)]
-                   + _line_units(_CODE, text))
+                   + _line_units(_SPOKEN, text) + [m.span() for m in _LOG.finditer(text)])
     out: list[Span] = []
     for a, b in found:
         if not out or a >= out[-1][1]:
@@ -164,8 +163,14 @@ def closed_units(text: str) -> set[Span]:
     pipe, a code fence or the assignment after comments. The writer closed them, so a sentence after one
     does not run on from it (the other units' last line runs to its first sentence end, and a chat turn's
     or a header block's text may go on after that)."""
-    closed = json_records(text) + [m.span() for m in _TABLE.finditer(text)] + _line_units(_CODE, text)
-    return set(records(text)) & set(closed)
+    return set(records(text)).intersection(_closed_found(text))
+
+
+@lru_cache(maxsize=512)
+def _closed_found(text: str) -> tuple[Span, ...]:
+    """The JSON records, tables and code of the text as found, inner ones too, read once per text: `_records`
+    keeps the outermost units among them and the others, `closed_units` asks which of those these are."""
+    return tuple(json_records(text) + [m.span() for m in _TABLE.finditer(text)] + _line_units(_CODE, text))
 
 
 def whole_units(text: str, span: Span) -> Span:

@@ -106,10 +106,12 @@ def region(text: str, seed: Span, anchor: str, query: str) -> Span:
     a host sentence may share more of the query's words than an injection cut after its quotation), else
     among those whose block opens on bait that leads in (`_led`: a long host sentence that names the answer
     before or after the planted block may share more of the query's words than the claim the bait leads
-    to). The block starts at the bait that opens the claim (`_bait_start`), else at the claim sentence
-    itself: an earlier sentence that also states the event string is as often the host's own mention. It
-    ends after the unbroken run of sentences from the claim on that state the event string, takes one
-    sentence that mostly repeats the query or restates the claim (`_restates`), and keyword salad on either
+    to; a claim that its bait reaches only past a closed unit stating the answer is not under that bait).
+    The block starts at the bait that opens the claim (`_bait_start`), else at the claim sentence itself:
+    an earlier sentence that also states the event string is as often the host's own mention. It ends
+    after the unbroken run of sentences from the claim on that state the event string, takes one sentence
+    that mostly repeats the query or restates the claim (`_restates`), both stopped by a unit the writer
+    closed (`markup.closed_units`: a JSON record, a table, code), and keyword salad on either
     side (`salad_after`, `salad_before`); a block that opens an element (a hidden one, a page's section)
     runs at least to where the element closes (`markup.element_end`). Without a sentence that states the
     event string, the block grows from the sentence that holds `seed` (the replay's causal span)."""
@@ -126,7 +128,6 @@ def region(text: str, seed: Span, anchor: str, query: str) -> Span:
     if stuffing:
         start = min(stuffing)
     elif claims:
-        # a claim that its bait reaches only past a closed unit stating the answer is not under that bait
         under = [k for k in claims if not any(j < k and sents[j] in closed and sents[j][1] > starts[k][0] for j in claims)]
         marked = [k for k in under if starts[k][1] in MARKED_STARTS]
         units = set(records(text))
