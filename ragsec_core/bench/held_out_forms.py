@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 from ragsec_core._util.text import bare_question, tokenize
 from ragsec_core.bench.attacks import AttackRecord
+from ragsec_core.bench.held_out_inline import latex_text, reply_text, unicode_text, yaml_text
 from ragsec_core.bench.held_out_machine import csv_text, html_text, log_text, ocr_text
 from ragsec_core.data.spans import sentence_texts
 
@@ -385,4 +386,8 @@ HELD_OUT: dict[str, Builder] = {
     "ocr": lambda rec, adv, rng: ocr_text(adv, rec.incorrect, rng),
     "html": lambda rec, adv, rng: html_text(rec.question, adv, rng),
     "csv": lambda rec, adv, rng: csv_text(rec.question, adv, rec.incorrect, rng),
+    "latex": lambda rec, adv, rng: latex_text(rec.question, adv, rec.incorrect, rng),
+    "unicode": lambda rec, adv, rng: unicode_text(rec.question, adv, rec.incorrect, rng),
+    "reply": lambda rec, adv, rng: reply_text(rec.question, adv, rng),
+    "yaml": lambda rec, adv, rng: yaml_text(rec.question, adv, rec.incorrect, rng),
 }
