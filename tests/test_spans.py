@@ -3,6 +3,7 @@
 import pytest
 
 from ragsec_core._util.stats import wilson
+from ragsec_core._util.text import tokenize
 from ragsec_core.data.spans import (
     anchor_spans,
     apply_masks,
@@ -164,3 +165,14 @@ def test_subtract_cuts_holes_out_of_spans() -> None:
     assert subtract([(0, 10), (20, 30)], [(5, 8), (25, 40)]) == [(0, 5), (8, 10), (20, 25)]
     assert subtract([(0, 10)], []) == [(0, 10)] and subtract([(0, 10)], [(0, 10)]) == []
     assert subtract([(0, 10), (5, 12)], [(10, 11)]) == [(0, 10), (11, 12)]  # spans merge first
+
+
+def test_a_word_hidden_by_an_invisible_character_or_a_look_alike_letter_is_still_the_word():
+    """Bait smuggled past a word match (a zero-width space inside "chicago", a soft hyphen, a Cyrillic "е"
+    in "episodes") is read as a reader sees it, so the sentence is still the query's bait; a Cyrillic word
+    stays itself (only a word that mixes scripts is folded)."""
+    query = "how many episodes are in chicago fire season 4?"
+    smuggled = "how many \u0435pisodes are in chi\u200bcago fi\u00adre season 4."
+    assert tokenize(smuggled) == tokenize(query) and is_query_bait(smuggled, query)
+    assert not is_query_bait(smuggled.replace("\u200b", " "), query) or tokenize(smuggled.replace("\u200b", " ")) != tokenize(query)
+    assert tokenize("\u0440\u043e\u0441\u0442 port") == ["\u0440\u043e\u0441\u0442", "port"]

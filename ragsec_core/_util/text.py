@@ -45,7 +45,21 @@ def html_visible(text: str) -> str:
     return "".join(out)
 
 
-_TOKEN = re.compile(r"\w+", re.UNICODE)
+# Characters a writer slips inside a word to hide it from a word match while a reader still sees the word
+# whole (zero-width space, non-joiner and joiner, word joiner, byte-order mark, soft hyphen): a word runs on
+# over them and is read without them.
+IN_WORD_INVISIBLE = "\u00ad\u200b\u200c\u200d\u2060\ufeff"
+_DROP_INVISIBLE = str.maketrans("", "", IN_WORD_INVISIBLE)
+# Cyrillic and Greek letters a reader takes for Latin ones (the letter pairs of Unicode's confusables, TR39,
+# that look alike in common fonts): folded to Latin in a word that also holds a Latin letter. A word of
+# mixed scripts is a spoof; a Cyrillic or Greek word stays itself.
+_LOOK_ALIKE_PAIRS = ("а a", "с c", "е e", "о o", "р p", "х x", "у y", "і i", "ј j", "ѕ s", "ԁ d", "һ h", "ӏ l",
+                     "А A", "В B", "С C", "Е E", "Н H", "І I", "Ј J", "К K", "М M", "О O", "Р P", "Ѕ S", "Т T",
+                     "Х X", "У Y", "α a", "ο o", "ρ p", "ι i", "ν v", "Α A", "Β B", "Ε E", "Η H", "Ι I", "Κ K",
+                     "Μ M", "Ν N", "Ο O", "Ρ P", "Τ T", "Χ X", "Υ Y", "Ζ Z")
+LOOK_ALIKES = str.maketrans({pair[0]: pair[2] for pair in _LOOK_ALIKE_PAIRS})
+_LATIN = re.compile(r"[A-Za-z]")
+_TOKEN = re.compile(rf"\w+(?:[{IN_WORD_INVISIBLE}]+\w+)*", re.UNICODE)
 STOPWORDS = frozenset(
     "a an and are as at be by for from has have he her his in is it its of on or she that the their them "
     "they this to was were what when where which who whom why will with how does did do".split()
@@ -93,15 +107,26 @@ REFERRING_OPENERS = frozenset(
     "similarly otherwise besides accordingly but and yet so".split())
 
 
+def as_read(word: str) -> str:
+    """A word as a reader sees it: without the invisible characters inside it, and its look-alike letters
+    folded to Latin when it mixes them with Latin ones ("c\u200bhicago", "еpisodes" with a Cyrillic е)."""
+    if word.isascii():
+        return word
+    word = word.translate(_DROP_INVISIBLE)
+    return word.translate(LOOK_ALIKES) if _LATIN.search(word) else word
+
+
 def word_spans(text: str) -> list[tuple[int, int, str]]:
-    """(start, end, lower-cased word) of every word token, stopwords included: regions of a prompt are
-    marked by the same words `tokenize` produces."""
-    return [(m.start(), m.end(), m.group().lower()) for m in _TOKEN.finditer(text)]
+    """(start, end, lower-cased word as read, `as_read`) of every word token, stopwords included: regions of
+    a prompt are marked by the same words `tokenize` produces."""
+    return [(m.start(), m.end(), as_read(m.group()).lower()) for m in _TOKEN.finditer(text)]
 
 
 def tokenize(text: str) -> list[str]:
-    """Lower-cased word tokens without stopwords: BM25, the monitor and the attacks must agree on words."""
-    return [t for t in _TOKEN.findall(text.lower()) if t not in STOPWORDS]
+    """Lower-cased word tokens as read (`as_read`), without stopwords: BM25, the monitor and the attacks
+    must agree on words, and a word hidden from a match by an invisible character or a look-alike letter is
+    still the word."""
+    return [t for t in (as_read(w).lower() for w in _TOKEN.findall(text)) if t not in STOPWORDS]
 
 
 def bare_question(question: str) -> str:
