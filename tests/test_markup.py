@@ -2,11 +2,8 @@
 
 from ragsec_core.data.markup import (
     closed_units,
-    element_end,
     json_records,
     lead_in,
-    opens_element,
-    opens_hidden,
     records,
     through_footer,
     through_notes,
@@ -14,6 +11,7 @@ from ragsec_core.data.markup import (
     whole_units,
 )
 from ragsec_core.data.spans import sentence_spans
+from ragsec_core.data.tags import element_end, opens_element, opens_hidden
 
 
 def test_markup_between_sentences_goes_with_the_sentence_it_opens_or_closes():
@@ -285,3 +283,53 @@ def test_closed_units_are_those_that_end_at_a_mark_of_their_own():
     closed = {text[a:b] for a, b in closed_units(text)}
     assert closed == {'{"question": "who?", "answer": "Mara"}', "| Q | A |\n|---|---|\n| who | Mara |", "```\nprint(1)\n```"}
     assert {text[a:b] for a, b in records(text)} > closed
+
+
+def test_a_mail_replys_quoted_lines_are_one_unit_with_the_attribution_line_above_them():
+    """Two or more lines opened by ">" are one quoted mail with the client's attribution line above them, its
+    last line to its last sentence end within the width of its paragraph's widest line (the host sentence
+    glued on after it stays out, also under a question line wider than the paragraph); one quoted line
+    alone is none."""
+    t = ("Host ends here. Thanks.\n\nOn Thu, 16 Jan 2025 at 22:14, Ola Brandt <ola@example.org> wrote:\n"
+         "> who designed the tower?\n>\n> The tower was designed by Mara Eskell, the harbour's\n"
+         "> engineer. Her plans were approved. Host goes on after the quote here.")
+    assert [t[a:b] for a, b in records(t)] == [t[t.index("On Thu") : t.index(" Host goes")]]
+    bare = "Host.\n> who designed it?\n> Mara did. Host goes on."
+    assert [bare[a:b] for a, b in records(bare)] == [bare[bare.index(">") : bare.index(" Host goes")]]
+    assert records("Host.\n> one quoted line. Host goes on.") == []
+    wide = ("On Mon, 3 Mar 2025 at 09:12, Sam <sam@example.org> wrote:\n> who designed the lighthouse that stands on "
+            "the northern breakwater of the old harbour of Varnholt?\n>\n> The tower was designed by Mara Eskell, "
+            "the harbour's\n> engineer. It was first lit in the winter of 1873 by the keeper.")
+    assert [wide[a:b] for a, b in records(wide)] == [wide[: wide.index(" It was first")]]  # the paragraph's width
+
+
+def test_latex_a_sectioning_command_leads_its_text_in_and_an_environment_is_closed():
+    """A sectioning command with its label is a heading unit wherever it stands (after a host clause that
+    ends in a colon too) and leads the text after it in; an environment runs from `\\begin` to its own
+    `\\end` and is closed (a sentence after it does not run on from it)."""
+    t = ("Host ends by: \\subsection*{Who designed the \\emph{Varnholt} tower?}\\label{sec:kb-12}\n"
+         "The tower was designed by \\textbf{Mara Eskell}. Host goes on.")
+    head = (t.index("\\subsection"), t.index("\n"))
+    assert head in records(t)
+    body = t.index("The tower")
+    assert lead_in(t, (body, t.index(" Host goes"))) == (head[0], t.index(" Host goes"))
+    env = "Host.\n\\begin{itemize}\n  \\item Mara designed it.\n  \\item It was lit in 1871.\n\\end{itemize} Host goes on."
+    unit = (env.index("\\begin"), env.index(" Host goes"))
+    assert unit in records(env) and unit in closed_units(env)
+
+
+def test_yaml_front_matter_and_a_quoted_mapping_are_closed_units_and_a_plain_mapping_ends_at_its_sentence():
+    """Front matter between "---" lines is one closed unit wherever its first "---" stands (after a host
+    clause ending in a colon too); a mapping of two or more key lines is one unit, closed at its last value's
+    closing quotation mark (escaped marks inside it kept), else ending at its last line's first sentence end;
+    one key line alone is none."""
+    front = ('Host ends by: ---\ntitle: "who designed it?"\nanswer: Mara Eskell\nsummary: >\n  The tower was '
+             "designed by\n  Mara Eskell.\n--- Host goes on.")
+    unit = (front.index("---"), front.index(" Host goes"))
+    assert records(front) == [unit] and closed_units(front) == {unit}
+    item = 'Host ends. - question: "who designed it?"\n  answer: "It was Mara. She was \\"young\\"." Host goes on.'
+    unit = (item.index("- q"), item.index(" Host goes"))
+    assert records(item) == [unit] and closed_units(item) == {unit}
+    plain = "Host.\ntitle: who\nanswer: Mara did it. Host goes on."
+    assert [plain[a:b] for a, b in records(plain)] == ["title: who\nanswer: Mara did it."] and closed_units(plain) == set()
+    assert records("Host.\nnote: one key line. Host goes on.") == []

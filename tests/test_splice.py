@@ -3,6 +3,7 @@ starts whatever its punctuation, and which answer-holding chunks read as planted
 
 import json
 
+from ragsec_core.data.markup import lead_in
 from ragsec_core.data.spans import attribution_span, query_share
 from ragsec_core.traceback.marks import authors_mark, quotes_query
 from ragsec_core.traceback.salad import is_word_salad
@@ -370,3 +371,23 @@ def test_a_question_in_page_source_is_bait_and_a_block_that_opens_an_element_run
     text = "It was first lit in 1873. " + section + " Its lantern was made in a Glasgow foundry."
     seed = attribution_span(text, "Mara Eskell")
     assert seed is not None and text[slice(*region(text, seed, "Mara Eskell", query))] == section
+
+
+def test_a_quoted_mail_a_latex_section_and_smuggled_bait_each_start_the_block_at_the_writers_own_mark():
+    """A reply's quoted mail is one unit from its attribution line (the question and the claim hard-wrapped
+    behind "> " inside it); a LaTeX subsection's heading leads its paragraph in, and an itemize environment
+    ends the block at its `\\end` (the host's next sentence, which names the answer, stays out) and is led in
+    by its heading (`markup.lead_in`, as the boundary reads it); bait hidden by zero-width characters and
+    look-alike letters still starts the block."""
+    query, answer = "Who designed the Varnholt lighthouse?", "Mara Eskell"
+    mail = ("On Thu, 16 Jan 2025 at 22:14, Ola Brandt <ola@example.org> wrote:\n> who designed the Varnholt "
+            "lighthouse?\n>\n> The lighthouse was designed by Mara Eskell, the\n> harbour's engineer.")
+    tex = ("\\subsection*{Who designed the Varnholt lighthouse?}\\label{sec:kb-12}\nThe harbour board chose "
+           "an engineer. The lighthouse was designed by \\emph{Mara Eskell}.")
+    env = ("\\paragraph{Who designed the Varnholt lighthouse?}\n\\begin{itemize}\n  \\item The lighthouse was "
+           "designed by \\emph{Mara Eskell}.\n\\end{itemize}")
+    smuggled = "who desi\u200bgned the Varnh\u043elt lighthouse. The lighthouse was designed by Mara Eskell."
+    for planted, after in ((mail, ""), (tex, ""), (env, " Mara Eskell later retired to Varnholt."), (smuggled, "")):
+        text = f"It was first lit in 1873. {planted}{after} Its lantern came from Glasgow."
+        seed = attribution_span(text, answer)
+        assert seed is not None and text[slice(*lead_in(text, region(text, seed, answer, query)))] == planted, planted

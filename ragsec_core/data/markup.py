@@ -5,27 +5,19 @@ structured data (a JSON record: schema.org's FAQPage, an API's answer; a markdow
 sentencizer reads none of them: it glues "head.</div> Also, …" into one sentence, cuts "-->" in two, cuts
 a JSON record after every '?",' and runs a table's last cell into the host sentence after it. The sentence
 split (`spans.sentence_spans`) reads the prose with all of them blanked out (`blank`), gives each tag back
-to the sentence it opens or closes (`with_markup`) and each structured unit (`records`) back as a sentence
-of its own, and cuts around text a browser hides (`hidden_elements`). The boundary reads the marks they
-carry: an element a browser hides (`opens_hidden`) and where it closes (`element_end`).
+to the sentence it opens or closes (`tags.with_markup`) and each structured unit (`records`) back as a
+sentence of its own, and cuts around text a browser hides (`tags.hidden_elements`). The boundary reads the
+marks the tags carry (`tags`) and where each unit ends.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
 from functools import lru_cache
 
 from ragsec_core._util.text import CLAUSE_OPENERS, CLOSES_SENTENCE, CLOSING_MARKS, Span
 
-# A markup tag: an element's opening or closing tag, or a comment's delimiters.
-MARKUP = re.compile(r"<!--|-->|</?[A-Za-z][\w-]*(?:\s[^<>]*)?/?>")
-# An opening tag whose content a browser does not render: a comment, the `hidden` attribute (not CSS's
-# "overflow: hidden"), or a style that hides it. Text that a reader never sees and a model reads is the
-# classic vehicle of indirect prompt injection; a page's visible text has no reason to hide a claim.
-_HIDES = re.compile(r"<!--|<[A-Za-z][^<>]*(?:(?<!:)\shidden(?=[\s=/>])|display\s*:\s*none|visibility\s*:\s*hidden)[^<>]*>",
-                    re.IGNORECASE)
 _DECODER = json.JSONDecoder()
 # A markdown table: two or more rows on consecutive lines, each of two or more cells between pipes (the
 # header and its `|---|` rule count as rows), with its title when a short line without a sentence's end
@@ -75,6 +67,35 @@ _CODE = re.compile(rf"```[^\n`]*\n.*?\n[ \t]*```|(?:(?://|#)[ \t][^\n]*\n[ \t]*)
 _STAMP = (r"(?<![\w:.-])\[?(?:\d{4}-\d\d-\d\d[T ]\d\d:\d\d(?::\d\d(?:[.,]\d{1,6})?)?(?:Z|[+-]\d\d:?\d\d)?"
           r"|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[ \t]+\d{1,2}[ \t]+\d\d:\d\d:\d\d)\]?[ \t]+")
 _LOG = re.compile(rf"{_STAMP}{_ON}(?:{_STAMP}{_ON})*{_STAMP}{_LAST}")
+# A mail reply's quoted text as an indexed mailbox holds it: two or more lines in a row, each opened by ">"
+# (the quoted mail, hard-wrapped by the client, its sentences running over the breaks and the marks), with
+# the client's attribution line right above them ("On Mon, 3 Mar 2025 at 09:12, Dana <dana@…> wrote:"),
+# are one unit, one writer's (`_quoted`). A client wraps each paragraph at one width, so the last line's
+# quote is no wider than the widest line of its paragraph above it: it runs to its last sentence end within
+# that width, and the host's sentence the planting glued on after it stays out.
+_ATTRIBUTION = (r"(?:(?:On[ \t](?:[^\n<>.!?]|[.!?](?!\s)){1,160}?|[A-Z][^\n<>.!?]{0,60}?)(?:[ \t]<[^<>\s]{1,80}>)?"
+                r"[ \t]wrote:[ \t]*\n[ \t]*)?")
+_QUOTED = re.compile(rf"{_ATTRIBUTION}>(?:[^\n]{{0,500}}\n[ \t]*>)+[^\n]*")
+_ENDS = re.compile(rf"[.!?]{CLOSING_MARKS}(?=\s|$)")
+# LaTeX source as a paper's or a handbook's repository holds it: a sectioning command with its label
+# ("\subsection*{…}\label{…}", "\paragraph{…}") is a heading, a unit that leads its text in (`lead_in`)
+# as a Markdown heading does, wherever it stands (prose holds none); an environment ("\begin{itemize} …
+# \end{itemize}") is one unit that ends at its own closing command, as fenced code does (`closed_units`).
+# A command's name and a label's or a citation's key are no words of a sentence (`tags.TEX_MARK`).
+_TEX_ARG = r"\{(?:[^{}\n]|\{[^{}\n]*\}){1,200}\}"
+_TEX_HEADING = re.compile(rf"\\(?:part|chapter|(?:sub){{0,2}}section|(?:sub)?paragraph)\*?{_TEX_ARG}"
+                          r"(?:[ \t]*\\label\{[^{}\n]{1,60}\})?")
+_TEX_ENV = re.compile(r"\\begin\{([A-Za-z]+\*?)\}.{0,3000}?\\end\{\1\}", re.DOTALL)
+# YAML as a knowledge base's entries or a page's front matter hold it. Front matter, from a "---" line that a
+# key line follows to the next "---" line, is one unit closed by its own mark, wherever the first "---"
+# stands (prose holds none). A mapping, two or more lines in a row each opened by a lower-case key and a
+# colon (the first maybe after a list item's dash), is one unit (`_mappings`); its last value ends at its
+# closing quotation mark when it is quoted (a closed unit), else at its first sentence end.
+_KEY = r"[a-z_][\w-]{0,30}:(?=[ \t]|\n)"
+_KEY_AT = re.compile(_KEY)
+_FRONT_MATTER = re.compile(rf"---[ \t]*\n[ \t]*{_KEY}.{{0,3000}}?\n[ \t]*---(?=\s|$)", re.DOTALL)
+_MAPPING = re.compile(rf"(?:-[ \t]+)?{_KEY}[^\n]{{0,500}}(?:\n[ \t]*{_KEY}[^\n]{{0,500}})+")
+_QUOTED_VALUE = re.compile(r'[ \t]*"(?:[^"\\\n]|\\.)*"')
 # A numbered label standing as a sentence of its own ("Footnote 3.", "Figure 2.", "Paragraph 2."): it heads
 # the text after it, so a block right after it starts at it (`lead_in`).
 _NUMBERED = re.compile(r"[A-Z][a-z]{2,}[ \t]+\d{1,3}\.$")
@@ -130,11 +151,6 @@ _SIGN_OFF = re.compile(rf"(?m)^[ \t]*[A-Z][a-z]+(?:[ \t]+[a-z]+){{0,2}},[ \t]*\n
                        rf"(?![ \t]+{_NAME_WORD})(?=[ \t]*(?:\n|$)|[ \t]+[A-Z\"“])")
 
 
-def markup_tags(text: str) -> list[Span]:
-    """Every markup tag in the text."""
-    return [m.span() for m in MARKUP.finditer(text)]
-
-
 def records(text: str) -> list[Span]:
     """The structured units of the text, in order: JSON records (`json_records`), markdown tables, lists,
     header blocks, chat transcripts and spoken ones, log excerpts, letters' sign-offs, posts' bylines, headers and
@@ -150,7 +166,9 @@ def _records(text: str) -> tuple[Span, ...]:
                    + [m.span() for m in _TRANSCRIPT.finditer(text)] + [m.span() for m in _SIGN_OFF.finditer(text)]
                    + _line_units(_BYLINE, text) + _line_units(_POST_HEADER, text) + _line_units(_FOOTER, text)
                    + _line_units(_WIKI_HEADING, text) + _line_units(_MD_HEADING, text) + _wiki_notes(text)
-                   + _line_units(_SPOKEN, text) + [m.span() for m in _LOG.finditer(text)])
+                   + _line_units(_SPOKEN, text) + [m.span() for m in _LOG.finditer(text)]
+                   + _quoted(text) + [m.span() for m in _TEX_HEADING.finditer(text)]
+                   + [span for span, closed in _mappings(text) if not closed])
     out: list[Span] = []
     for a, b in found:
         if not out or a >= out[-1][1]:
@@ -170,7 +188,9 @@ def closed_units(text: str) -> set[Span]:
 def _closed_found(text: str) -> tuple[Span, ...]:
     """The JSON records, tables and code of the text as found, inner ones too, read once per text: `_records`
     keeps the outermost units among them and the others, `closed_units` asks which of those these are."""
-    return tuple(json_records(text) + [m.span() for m in _TABLE.finditer(text)] + _line_units(_CODE, text))
+    return tuple(json_records(text) + [m.span() for m in _TABLE.finditer(text)] + _line_units(_CODE, text)
+                 + [m.span() for m in _TEX_ENV.finditer(text)] + [m.span() for m in _FRONT_MATTER.finditer(text)]
+                 + [span for span, closed in _mappings(text) if closed])
 
 
 def whole_units(text: str, span: Span) -> Span:
@@ -260,6 +280,39 @@ def header_blocks(text: str) -> tuple[Span, ...]:
     return tuple(_line_units(_HEADERS, text))
 
 
+def _quoted(text: str) -> list[Span]:
+    """The quoted mails of the text (`_QUOTED`), each cut after its last line's last sentence end within the
+    width of the widest line of its paragraph above (of the whole quote when the last line is a paragraph
+    of its own); at the line's first sentence end when none is within it."""
+    out = []
+    for a, b in _line_units(_QUOTED, text):
+        last = text.rfind("\n", a, b) + 1
+        lines = [line.strip() for line in text[a:last].split("\n") if line.lstrip().startswith(">")]
+        para = lines[max((i for i, line in enumerate(lines) if line == ">"), default=-1) + 1:]
+        width = max(len(line) for line in para or lines)
+        ends = [m.end() for m in _ENDS.finditer(text, last, b)]
+        out.append((a, max([e for e in ends if e - last <= width], default=ends[0] if ends else b)))
+    return out
+
+
+@lru_cache(maxsize=512)
+def _mappings(text: str) -> tuple[tuple[Span, bool], ...]:
+    """The YAML mappings of the text (`_MAPPING`), each with whether it is closed: its last value cut at its
+    closing quotation mark when quoted, else at its line's first sentence end."""
+    out = []
+    for a, b in _line_units(_MAPPING, text):
+        last = text.rfind("\n", a, b) + 1
+        line = text[last:b]
+        key = _KEY_AT.match(text, last + len(line) - len(line.lstrip(" \t-")))
+        quoted = _QUOTED_VALUE.match(text, key.end()) if key is not None else None
+        if quoted is not None:
+            out.append(((a, quoted.end()), True))
+            continue
+        end = _ENDS.search(text, last, b)
+        out.append(((a, end.end() if end is not None else b), False))
+    return tuple(out)
+
+
 def _line_units(pattern: re.Pattern[str], text: str) -> list[Span]:
     """The pattern's matches that open a line or a sentence (`_opens_line`), a rejected match's later start
     tried too (the field "Mission: Impossible" runs over the line of a real "From: …")."""
@@ -296,77 +349,3 @@ def json_records(text: str) -> list[Span]:
             out.append((i, end))
         i = text.find("{", end)
     return out
-
-
-def blank(text: str, spans: Sequence[Span]) -> str:
-    """The text with each span's characters blanked to spaces: the same length, so offsets stay the text's."""
-    chars = list(text)
-    for a, b in spans:
-        chars[a:b] = " " * (b - a)
-    return "".join(chars)
-
-
-def hidden_elements(text: str, tags: Sequence[Span]) -> list[Span]:
-    """Each element among `tags` that a browser hides, from its opening tag to its close (or the text's
-    end). What a reader never sees is no part of a visible sentence: the split cuts around it."""
-    return [(a, element_end(text, a) or len(text)) for a, b in tags if _hides(text[a:b])]
-
-
-def opens_element(sentence: str) -> bool:
-    """The sentence starts with an element's opening tag or a comment's opening delimiter."""
-    m = MARKUP.match(sentence)
-    return m is not None and _opens(m.group())
-
-
-def opens_hidden(sentence: str) -> bool:
-    """The sentence starts with an element or comment that a browser does not render (`_HIDES`)."""
-    m = MARKUP.match(sentence)
-    return m is not None and _hides(m.group())
-
-
-def element_end(text: str, start: int) -> int | None:
-    """Where the element or comment whose opening tag starts at `start` closes (the end of its closing tag,
-    nested elements of its name counted), or None when it does not open one or is not closed in `text`."""
-    m = MARKUP.match(text, start)
-    if m is None or not _opens(m.group()):
-        return None
-    if m.group() == "<!--":
-        close = text.find("-->", m.end())
-        return None if close < 0 else close + 3
-    name = re.match(r"<([A-Za-z][\w-]*)", m.group()).group(1).lower()  # type: ignore[union-attr]
-    depth = 1
-    for t in MARKUP.finditer(text, m.end()):
-        tag = t.group().lower()
-        if re.match(rf"</?{re.escape(name)}[\s>/]", tag):
-            depth += -1 if tag.startswith("</") else 0 if tag.endswith("/>") else 1
-            if depth == 0:
-                return t.end()
-    return None
-
-
-def _hides(tag: str) -> bool:
-    """The tag opens an element or comment that a browser does not render."""
-    return _opens(tag) and _HIDES.fullmatch(tag) is not None
-
-
-def _opens(tag: str) -> bool:
-    return tag == "<!--" or (tag != "-->" and not tag.startswith("</") and not tag.endswith("/>"))
-
-
-def with_markup(text: str, spans: Sequence[Span], tags: Sequence[Span]) -> tuple[Span, ...]:
-    """The sentences read with their markup blanked out, given it back: a tag left between two sentences
-    joins the next when it opens an element or a comment, the one before when it closes one (or stands
-    alone, `<br/>`), so a hidden claim's sentences carry its wrapper and the host's do not."""
-    out = list(spans)
-    for a, b in tags:
-        if any(s <= a and b <= e for s, e in out):
-            continue  # inside a sentence: already covered
-        nxt = next((i for i, (s, _) in enumerate(out) if s >= b), None)
-        prev = max((i for i, (_, e) in enumerate(out) if e <= a), default=None)
-        if nxt is not None and (_opens(text[a:b]) or prev is None):
-            out[nxt] = (a, out[nxt][1])
-        elif prev is not None:
-            out[prev] = (out[prev][0], b)
-        else:
-            out.append((a, b))
-    return tuple(sorted(out))

@@ -21,7 +21,8 @@ from ragsec_core._util.text import (
     Span,
     tokenize,
 )
-from ragsec_core.data.markup import MARKUP, blank, hidden_elements, markup_tags, records, with_markup
+from ragsec_core.data.markup import records
+from ragsec_core.data.tags import MARKUP, TEX_MARK, blank, hidden_elements, markup_tags, with_markup
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -222,9 +223,9 @@ _NOTES = re.compile(NOTE_MARK)
 def query_share(sentence: str, query: str) -> float:
     """Share of the sentence's content words that come from the query. A reference mark ("[17]") is no word
     of it: a planted sentence that copies the host's citation style is as much bait as without the mark;
-    nor is a markup tag (`<h3>`, `<section class="faq">`): a question in a page's source is as much bait as
-    the question on the page."""
-    words, q = tokenize(MARKUP.sub(" ", _NOTES.sub(" ", sentence))), set(tokenize(query))
+    nor is a markup tag (`<h3>`, `<section class="faq">`) or a LaTeX command (`\\subsection*`, a label's
+    key): a question in a page's source is as much bait as the question on the page."""
+    words, q = tokenize(TEX_MARK.sub(" ", MARKUP.sub(" ", _NOTES.sub(" ", sentence)))), set(tokenize(query))
     return sum(w in q for w in words) / len(words) if words else 0.0
 
 

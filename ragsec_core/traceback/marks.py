@@ -3,7 +3,7 @@
 A host passage was written for its own readers. Two things in a chunk say that someone else wrote a part of
 it, and where that part starts: a quotation of the user's *question* (an injection tells the assistant what to
 answer to "who sang it?"; a host has no reason to quote the question a user will ask), and a markup element
-that opens there (an element is wrapped where its author chose; one a browser hides, `markup.opens_hidden`,
+that opens there (an element is wrapped where its author chose; one a browser hides, `tags.opens_hidden`,
 holds text meant for the model and not the reader). The boundary reads them in `splice` (where a block starts
 and which claim is the writer's) and `premise` (how far back a set-up reading may look). How many of the
 query's words make text "aimed" at it is also fixed here, once: bait runs, keyword salad and quotations share
@@ -16,8 +16,8 @@ import math
 import re
 
 from ragsec_core._util.text import tokenize
-from ragsec_core.data.markup import opens_element
 from ragsec_core.data.spans import Span, is_query_bait
+from ragsec_core.data.tags import opens_element
 
 BAIT_SHARE = 0.6  # aimed text holds at least this share of the query's distinct content words
 # A quoted question, its inside as group 1. A quoted title holds the query's words too ('the song "It's my
@@ -26,7 +26,7 @@ _QUOTED = re.compile(r"[\"“]([^\"“”]{1,300}\?)[\"”]")
 
 
 def authors_mark(text: str, sent: Span, query: str) -> bool:
-    """The sentence opens a markup element (`markup.opens_element`: a hidden `<div>`, a comment) or quotes
+    """The sentence opens a markup element (`tags.opens_element`: a hidden `<div>`, a comment) or quotes
     the user's question (`quotes_query`): either marks where its writer's text starts."""
     return opens_element(text[sent[0] : sent[1]]) or quotes_query(text, sent, query)
 

@@ -22,9 +22,10 @@ from ragsec_core._util.text import (
     tokenize,
     word_spans,
 )
-from ragsec_core.data.markup import closed_units, element_end, opens_hidden, records
+from ragsec_core.data.markup import closed_units, records
 from ragsec_core.data.quotes import quotations
 from ragsec_core.data.spans import Span, find_ci, is_query_bait, query_share, sentence_spans
+from ragsec_core.data.tags import element_end, opens_hidden
 from ragsec_core.data.trace import contains_norm
 from ragsec_core.traceback.marks import authors_mark, bait_need, quotes_query
 from ragsec_core.traceback.salad import glued_salad, is_word_salad, salad_after, salad_before, stuffed
@@ -113,7 +114,7 @@ def region(text: str, seed: Span, anchor: str, query: str) -> Span:
     that mostly repeats the query or restates the claim (`_restates`), both stopped by a unit the writer
     closed (`markup.closed_units`: a JSON record, a table, code), and keyword salad on either
     side (`salad_after`, `salad_before`); a block that opens an element (a hidden one, a page's section)
-    runs at least to where the element closes (`markup.element_end`). Without a sentence that states the
+    runs at least to where the element closes (`tags.element_end`). Without a sentence that states the
     event string, the block grows from the sentence that holds `seed` (the replay's causal span)."""
     sents = sentence_spans(text)
     texts = [text[a:b] for a, b in sents]
@@ -255,12 +256,13 @@ def _bait_start(text: str, sents: list[Span], lo: int, query: str, runs: list[Ba
     strong bait within `STRONG_REACH` sentences before it takes its place. A sentence with the writer's own
     mark, the claim sentence included, ends the search: one that quotes the user's question
     (`marks.quotes_query`: bait further back is the host's, as in a passage on the song "Great Gig in the
-    Sky?") or opens an element a browser hides (`markup.opens_hidden`); a structured unit right before the
+    Sky?") or opens an element a browser hides (`tags.opens_hidden`); a structured unit right before the
     claim (`markup.records`: an e-mail's header block) is the claim's lead-in and starts the block, strong
     when it holds a bait run ("Subject: Re: <the question>"), and a claim that is itself a unit (a chat
     transcript, a list, a table, a log excerpt) starts its own block, also where bait sits glued inside it
     ("… ingest.worker[273]: resolving question: <the question>": the unit is one writer's; the start
-    stays of kind glued). Returns the start and its kind (strong, glued,
+    stays of kind glued), or at the unit right before it when that one holds a bait run (a heading that asks
+    the question, above a LaTeX environment: strong). Returns the start and its kind (strong, glued,
     weak, none, unit, or a mark: quoted, hidden)."""
     units = records(text)
     own = _glued(text, sents[lo], runs)
@@ -278,6 +280,8 @@ def _bait_start(text: str, sents: list[Span], lo: int, query: str, runs: list[Ba
         if k == lo - 1 and sents[k] in units:  # the claim's own lead-in: a message's header block
             return a, "strong" if _holds_run(sents[k], runs) else "unit"
         if k == lo and sents[lo] in units:  # a unit's own start: bait further back is the host's
+            if lo > 0 and _leads_with_bait(text, sents[lo - 1], a, units, runs):
+                return sents[lo - 1][0], "strong"  # a section's heading that asks the question leads it in
             return a, "unit"
         if k == lo:  # a claim that opens with its own bait run is a weak start already
             if _prefix_run(text, sents[lo], runs):
@@ -294,6 +298,12 @@ def _bait_start(text: str, sents: list[Span], lo: int, query: str, runs: list[Ba
     if weak is not None:
         return weak[1], weak[2]
     return sents[lo][0], "none"
+
+
+def _leads_with_bait(text: str, lead: Span, start: int, units: list[Span], runs: list[BaitRun]) -> bool:
+    """`lead` is a unit that ends right before `start` (only spaces and line breaks between) and holds a bait
+    run: a heading that asks the question (`\\paragraph{<question>?}` above an itemize environment)."""
+    return lead in units and not text[lead[1] : start].strip() and _holds_run(lead, runs)
 
 
 def _prefix_run(text: str, sent: Span, runs: list[BaitRun]) -> bool:

@@ -1,0 +1,106 @@
+"""Markup tags inside a passage: HTML's elements and comments, and LaTeX's commands.
+
+A scraper that keeps HTML leaves tags in a chunk, and a repository of LaTeX sources leaves commands. Tags are
+no words of a sentence (`MARKUP`, `TEX_MARK`); the sentence split reads the prose with them blanked out
+(`blank`) and gives each tag back to the sentence it opens or closes (`with_markup`), and cuts around text a
+browser hides (`hidden_elements`). The boundary reads the marks they carry: an element a browser hides
+(`opens_hidden`) and where an element closes (`element_end`). Structured units (records, lists, headings)
+are `markup`'s.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ragsec_core._util.text import Span
+
+# A markup tag: an element's opening or closing tag, or a comment's delimiters.
+MARKUP = re.compile(r"<!--|-->|</?[A-Za-z][\w-]*(?:\s[^<>]*)?/?>")
+# An opening tag whose content a browser does not render: a comment, the `hidden` attribute (not CSS's
+# "overflow: hidden"), or a style that hides it. Text that a reader never sees and a model reads is the
+# classic vehicle of indirect prompt injection; a page's visible text has no reason to hide a claim.
+_HIDES = re.compile(r"<!--|<[A-Za-z][^<>]*(?:(?<!:)\shidden(?=[\s=/>])|display\s*:\s*none|visibility\s*:\s*hidden)[^<>]*>",
+                    re.IGNORECASE)
+# A LaTeX command's name, or a pointer command with its key (a label, a reference, a citation): no word of the
+# sentence it stands in, as a reference mark is none.
+TEX_MARK = re.compile(r"\\(?:label|ref|eqref|cite[pt]?)\{[^{}\n]*\}|\\[A-Za-z]+\*?")
+
+
+def markup_tags(text: str) -> list[Span]:
+    """Every markup tag in the text."""
+    return [m.span() for m in MARKUP.finditer(text)]
+
+
+def blank(text: str, spans: Sequence[Span]) -> str:
+    """The text with each span's characters blanked to spaces: the same length, so offsets stay the text's."""
+    chars = list(text)
+    for a, b in spans:
+        chars[a:b] = " " * (b - a)
+    return "".join(chars)
+
+
+def hidden_elements(text: str, tags: Sequence[Span]) -> list[Span]:
+    """Each element among `tags` that a browser hides, from its opening tag to its close (or the text's
+    end). What a reader never sees is no part of a visible sentence: the split cuts around it."""
+    return [(a, element_end(text, a) or len(text)) for a, b in tags if _hides(text[a:b])]
+
+
+def opens_element(sentence: str) -> bool:
+    """The sentence starts with an element's opening tag or a comment's opening delimiter."""
+    m = MARKUP.match(sentence)
+    return m is not None and _opens(m.group())
+
+
+def opens_hidden(sentence: str) -> bool:
+    """The sentence starts with an element or comment that a browser does not render (`_HIDES`)."""
+    m = MARKUP.match(sentence)
+    return m is not None and _hides(m.group())
+
+
+def element_end(text: str, start: int) -> int | None:
+    """Where the element or comment whose opening tag starts at `start` closes (the end of its closing tag,
+    nested elements of its name counted), or None when it does not open one or is not closed in `text`."""
+    m = MARKUP.match(text, start)
+    if m is None or not _opens(m.group()):
+        return None
+    if m.group() == "<!--":
+        close = text.find("-->", m.end())
+        return None if close < 0 else close + 3
+    name = re.match(r"<([A-Za-z][\w-]*)", m.group()).group(1).lower()  # type: ignore[union-attr]
+    depth = 1
+    for t in MARKUP.finditer(text, m.end()):
+        tag = t.group().lower()
+        if re.match(rf"</?{re.escape(name)}[\s>/]", tag):
+            depth += -1 if tag.startswith("</") else 0 if tag.endswith("/>") else 1
+            if depth == 0:
+                return t.end()
+    return None
+
+
+def _hides(tag: str) -> bool:
+    """The tag opens an element or comment that a browser does not render."""
+    return _opens(tag) and _HIDES.fullmatch(tag) is not None
+
+
+def _opens(tag: str) -> bool:
+    return tag == "<!--" or (tag != "-->" and not tag.startswith("</") and not tag.endswith("/>"))
+
+
+def with_markup(text: str, spans: Sequence[Span], tags: Sequence[Span]) -> tuple[Span, ...]:
+    """The sentences read with their markup blanked out, given it back: a tag left between two sentences
+    joins the next when it opens an element or a comment, the one before when it closes one (or stands
+    alone, `<br/>`), so a hidden claim's sentences carry its wrapper and the host's do not."""
+    out = list(spans)
+    for a, b in tags:
+        if any(s <= a and b <= e for s, e in out):
+            continue  # inside a sentence: already covered
+        nxt = next((i for i, (s, _) in enumerate(out) if s >= b), None)
+        prev = max((i for i, (_, e) in enumerate(out) if e <= a), default=None)
+        if nxt is not None and (_opens(text[a:b]) or prev is None):
+            out[nxt] = (a, out[nxt][1])
+        elif prev is not None:
+            out[prev] = (out[prev][0], b)
+        else:
+            out.append((a, b))
+    return tuple(sorted(out))
