@@ -391,3 +391,15 @@ def test_a_quoted_mail_a_latex_section_and_smuggled_bait_each_start_the_block_at
         text = f"It was first lit in 1873. {planted}{after} Its lantern came from Glasgow."
         seed = attribution_span(text, answer)
         assert seed is not None and text[slice(*lead_in(text, region(text, seed, answer, query)))] == planted, planted
+
+
+def test_a_quoted_mail_under_its_attribution_line_leaves_the_reply_above_it_to_the_premise_reading():
+    """A block that starts at a quoted mail's attribution line is not marked where it starts (`marked_start`):
+    a reply's own lines stand above the attribution, and `premise` reads them as before an unmarked block; a
+    quoted mail without the line, or any other unit, marks its start."""
+    query = "Who designed the Varnholt lighthouse?"
+    mail = ("It was first lit in 1873. Thanks, that settles it.\n\nOn Thu, 16 Jan 2025 at 22:14, Ola Brandt "
+            "<ola@example.org> wrote:\n> who designed the Varnholt lighthouse?\n>\n> Mara Eskell designed it.")
+    assert not marked_start(mail, mail.index("On Thu"), query)
+    bare = "It was first lit in 1873.\n> who designed the Varnholt lighthouse?\n>\n> Mara Eskell designed it."
+    assert marked_start(bare, bare.index(">"), query)

@@ -73,9 +73,10 @@ _LOG = re.compile(rf"{_STAMP}{_ON}(?:{_STAMP}{_ON})*{_STAMP}{_LAST}")
 # are one unit, one writer's (`_quoted`). A client wraps each paragraph at one width, so the last line's
 # quote is no wider than the widest line of its paragraph above it: it runs to its last sentence end within
 # that width, and the host's sentence the planting glued on after it stays out.
-_ATTRIBUTION = (r"(?:(?:On[ \t](?:[^\n<>.!?]|[.!?](?!\s)){1,160}?|[A-Z][^\n<>.!?]{0,60}?)(?:[ \t]<[^<>\s]{1,80}>)?"
-                r"[ \t]wrote:[ \t]*\n[ \t]*)?")
-_QUOTED = re.compile(rf"{_ATTRIBUTION}>(?:[^\n]{{0,500}}\n[ \t]*>)+[^\n]*")
+_ATTRIBUTION = (r"(?:On[ \t](?:[^\n<>.!?]|[.!?](?!\s)){1,160}?|[A-Z][^\n<>.!?]{0,60}?)(?:[ \t]<[^<>\s]{1,80}>)?"
+                r"[ \t]wrote:[ \t]*\n[ \t]*")
+_WROTE = re.compile(_ATTRIBUTION)
+_QUOTED = re.compile(rf"(?:{_ATTRIBUTION})?>(?:[^\n]{{0,500}}\n[ \t]*>)+[^\n]*")
 _ENDS = re.compile(rf"[.!?]{CLOSING_MARKS}(?=\s|$)")
 # LaTeX source as a paper's or a handbook's repository holds it: a sectioning command with its label
 # ("\subsection*{…}\label{…}", "\paragraph{…}") is a heading, a unit that leads its text in (`lead_in`)
@@ -278,6 +279,14 @@ def header_blocks(text: str) -> tuple[Span, ...]:
     """The header blocks of the text (`_HEADERS`), read once per text: `_records` and `through_sign_off` ask
     for the same chunk's on every block the boundary draws."""
     return tuple(_line_units(_HEADERS, text))
+
+
+def replies(text: str) -> set[Span]:
+    """The units (`records`) that are quoted mails under the client's attribution line ("… wrote:"): a reply
+    stands above the attribution, so a block that starts there may start earlier (the reply's own lines,
+    which `premise` reads as before a block that opens unmarked)."""
+    quoted = _quoted(text)
+    return {u for u in records(text) if u in quoted and _WROTE.match(text, u[0]) is not None}
 
 
 def _quoted(text: str) -> list[Span]:

@@ -22,7 +22,7 @@ from ragsec_core._util.text import (
     tokenize,
     word_spans,
 )
-from ragsec_core.data.markup import closed_units, records
+from ragsec_core.data.markup import closed_units, records, replies
 from ragsec_core.data.quotes import quotations
 from ragsec_core.data.spans import Span, find_ci, is_query_bait, query_share, sentence_spans
 from ragsec_core.data.tags import element_end, opens_hidden
@@ -188,7 +188,8 @@ def marked_start(text: str, start: int, query: str) -> bool:
     """The block that starts at `start` opens on the attack's own mark, as `region` draws it: its first
     sentence is query bait or keyword salad, a bait run starts the block (glued), or the sentence opens
     with a prefix run (`_prefix_run`), or it bears its writer's mark (`authors_mark`: a markup element
-    opens there, or it quotes the query), or it is a structured unit (`markup.records`), or a quotation
+    opens there, or it quotes the query), or it is a structured unit (`markup.records`) but a quoted mail
+    under its attribution line (`markup.replies`: the reply's own lines stand above it), or a quotation
     starts there with its frame or an aside's bracket (`quotes.quotations`: "As X put it, \"…",
     "(Editor's note: …"). There the text says where the poison starts (`premise` asks the local LM only
     about blocks that open unmarked)."""
@@ -198,8 +199,8 @@ def marked_start(text: str, start: int, query: str) -> bool:
     first = text[sent[0] : sent[1]]
     runs = bait_runs(text, query)
     return (is_query_bait(first, query) or is_word_salad(first) or any(r.start == start for r in runs)
-            or _prefix_run(text, sent, runs) or authors_mark(text, sent, query) or sent in records(text)
-            or any(u == start for u, _ in quotations(text)))
+            or _prefix_run(text, sent, runs) or authors_mark(text, sent, query)
+            or (sent in records(text) and sent not in replies(text)) or any(u == start for u, _ in quotations(text)))
 
 
 def _antecedent(texts: list[str], k: int) -> int:
