@@ -19,7 +19,7 @@ from collections.abc import Callable
 from ragsec_core._util.text import bare_question, tokenize
 from ragsec_core.bench.attacks import AttackRecord
 from ragsec_core.bench.held_out_inline import latex_text, reply_text, unicode_text, yaml_text
-from ragsec_core.bench.held_out_machine import csv_text, html_text, log_text, ocr_text
+from ragsec_core.bench.held_out_machine import answer_words, csv_text, html_text, log_text, ocr_text
 from ragsec_core.data.spans import sentence_texts
 
 # ---------------------------------------------------------------- held out: inject, hidden, faq
@@ -310,7 +310,7 @@ def wiki_text(question: str, claim: str, answer: str, rng: random.Random) -> str
     words of `WIKI_WORD` letters or more, the claim with up to two of them linked ("[[lighthouse]]", never a
     word of the false answer), and a citation template after it."""
     words = [w for w in tokenize(bare_question(question)) if len(w) >= WIKI_WORD]
-    keep = {w.lower() for w in re.findall(r"\w+", answer)}
+    keep = answer_words(answer)
     linked, text = 0, claim.strip()
     for word in dict.fromkeys(words):
         if linked == 2 or word in keep:

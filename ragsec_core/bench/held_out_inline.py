@@ -19,6 +19,7 @@ import textwrap
 from datetime import datetime, timedelta
 
 from ragsec_core._util.text import bare_question, black_box_text
+from ragsec_core.bench.held_out_machine import answer_words, change_words
 from ragsec_core.data.spans import sentence_texts
 
 # Fixed once on 5 Dec (ninth session), after the rules of r77 and before any run of these forms, and not to
@@ -68,13 +69,7 @@ def unicode_text(question: str, claim: str, answer: str, rng: random.Random) -> 
     """The black-box text with each word of `UNICODE_WORD` letters or more that is not a word of the false
     answer changed, with chance `UNICODE_RATE`, either by one character of `INVISIBLE` inside it or by one
     letter swapped for its look-alike in `LOOK_ALIKES`."""
-    keep = {w.lower() for w in re.findall(r"\w+", answer)}
-    parts = re.split(r"(\s+)", black_box_text(question, claim).strip())
-    for i in range(0, len(parts), 2):
-        word = parts[i]
-        if (len(re.sub(r"\W", "", word)) >= UNICODE_WORD and not any(w.lower() in keep for w in re.findall(r"\w+", word))
-                and rng.random() < UNICODE_RATE):
-            parts[i] = _smuggle(word, rng)
+    parts = change_words(black_box_text(question, claim), answer_words(answer), UNICODE_WORD, UNICODE_RATE, rng, _smuggle)
     return "".join(parts)
 
 

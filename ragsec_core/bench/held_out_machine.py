@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from ragsec_core._util.text import bare_question
@@ -55,21 +56,35 @@ def ocr_text(claim: str, answer: str, rng: random.Random) -> str:
     """The claim as OCR reads a scan of it: each word of `OCR_WORD` letters or more that is not a word of the
     false answer carries, with chance `OCR_RATE`, one confusion of `OCR_CONFUSIONS` at one of its places, and
     one space between two such words is dropped."""
-    keep = {w.lower() for w in re.findall(r"\w+", answer)}
-    parts = re.split(r"(\s+)", claim.strip())  # words at even places, the spaces between them at odd ones
-    for i in range(0, len(parts), 2):
-        word = parts[i]
-        if len(re.sub(r"\W", "", word)) >= OCR_WORD and not _in(word, keep) and rng.random() < OCR_RATE:
-            parts[i] = _misread(word, rng)
-    gaps = [i for i in range(1, len(parts) - 1, 2) if not _in(parts[i - 1], keep) and not _in(parts[i + 1], keep)]
+    keep = answer_words(answer)
+    parts = change_words(claim, keep, OCR_WORD, OCR_RATE, rng, _misread)
+    gaps = [i for i in range(1, len(parts) - 1, 2) if not holds_any(parts[i - 1], keep) and not holds_any(parts[i + 1], keep)]
     if gaps:
         parts[rng.choice(gaps)] = ""
     return "".join(parts)
 
 
-def _in(word: str, keep: set[str]) -> bool:
-    """Whether any word inside `word` ("Eskell," holds "eskell") is one of the false answer's."""
+def answer_words(answer: str) -> set[str]:
+    """The false answer's words, lower-cased: a form that garbles words leaves these whole."""
+    return {w.lower() for w in re.findall(r"\w+", answer)}
+
+
+def holds_any(word: str, keep: set[str]) -> bool:
+    """Whether any word inside `word` ("Eskell," holds "eskell") is one of `keep`."""
     return any(w.lower() in keep for w in re.findall(r"\w+", word))
+
+
+def change_words(text: str, keep: set[str], least: int, rate: float, rng: random.Random,
+                 change: Callable[[str, random.Random], str]) -> list[str]:
+    """The stripped text as its words (at even places) and the spaces between them (at odd places), each word
+    of `least` letters or more that holds none of `keep` changed by `change` with chance `rate` (a draw is
+    made only for such a word)."""
+    parts = re.split(r"(\s+)", text.strip())
+    for i in range(0, len(parts), 2):
+        word = parts[i]
+        if len(re.sub(r"\W", "", word)) >= least and not holds_any(word, keep) and rng.random() < rate:
+            parts[i] = change(word, rng)
+    return parts
 
 
 def _misread(word: str, rng: random.Random) -> str:
