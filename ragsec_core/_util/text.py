@@ -119,14 +119,18 @@ def as_read(word: str) -> str:
 def word_spans(text: str) -> list[tuple[int, int, str]]:
     """(start, end, lower-cased word as read, `as_read`) of every word token, stopwords included: regions of
     a prompt are marked by the same words `tokenize` produces."""
-    return [(m.start(), m.end(), as_read(m.group()).lower()) for m in _TOKEN.finditer(text)]
+    return [(m.start(), m.end(), w.lower() if (w := m.group()).isascii() else as_read(w).lower())
+            for m in _TOKEN.finditer(text)]
 
 
 def tokenize(text: str) -> list[str]:
     """Lower-cased word tokens as read (`as_read`), without stopwords: BM25, the monitor and the attacks
     must agree on words, and a word hidden from a match by an invisible character or a look-alike letter is
     still the word."""
-    return [t for t in (as_read(w).lower() for w in _TOKEN.findall(text)) if t not in STOPWORDS]
+    words = _TOKEN.findall(text.lower())
+    if not text.isascii():  # only a word with a letter outside ASCII may hide one
+        words = [w if w.isascii() else as_read(w) for w in words]
+    return [t for t in words if t not in STOPWORDS]
 
 
 def bare_question(question: str) -> str:
