@@ -37,7 +37,8 @@ _ITEM = r"(?:[-*\u2022+]|\d{1,2}[.)])[ \t]+"
 _FIELD = r"(?<![\w.@-])[A-Z][A-Za-z-]{1,24}:[ \t]+"
 _ON = r"[^\n]{0,500}\n[ \t]*"  # a line the next line of the unit follows (bounded: a long line is prose)
 _LOOK_BACK = 64  # characters before a unit that `_opens_line` reads: a sentence's end with its marks fits
-_LAST = rf"[^\n]*?(?:[.!?]{CLOSING_MARKS}(?=\s|$)|(?=\n)|$)"
+_END = rf"[.!?]{CLOSING_MARKS}(?=\s|$)"  # a sentence end inside a unit's line
+_LAST = rf"[^\n]*?(?:{_END}|(?=\n)|$)"
 _LIST = re.compile(rf"{_TITLE}(?:{_ITEM}{_ON})*{_ITEM}{_LAST}")
 _HEADERS = re.compile(rf"{_FIELD}{_ON}(?:{_FIELD}{_ON})*{_FIELD}{_LAST}")
 # A chat export's turns, each opened by a time stamp and a handle ("[09:14] quietfox42: …"), two or more in a
@@ -77,7 +78,7 @@ _ATTRIBUTION = (r"(?:On[ \t](?:[^\n<>.!?]|[.!?](?!\s)){1,160}?|[A-Z][^\n<>.!?]{0
                 r"[ \t]wrote:[ \t]*\n[ \t]*")
 _WROTE = re.compile(_ATTRIBUTION)
 _QUOTED = re.compile(rf"(?:{_ATTRIBUTION})?>(?:[^\n]{{0,500}}\n[ \t]*>)+[^\n]*")
-_ENDS = re.compile(rf"[.!?]{CLOSING_MARKS}(?=\s|$)")
+_ENDS = re.compile(_END)
 # LaTeX source as a paper's or a handbook's repository holds it: a sectioning command with its label
 # ("\subsection*{…}\label{…}", "\paragraph{…}") is a heading, a unit that leads its text in (`lead_in`)
 # as a Markdown heading does, wherever it stands (prose holds none); an environment ("\begin{itemize} …
@@ -155,7 +156,8 @@ _SIGN_OFF = re.compile(rf"(?m)^[ \t]*[A-Z][a-z]+(?:[ \t]+[a-z]+){{0,2}},[ \t]*\n
 def records(text: str) -> list[Span]:
     """The structured units of the text, in order: JSON records (`json_records`), markdown tables, lists,
     header blocks, chat transcripts and spoken ones, log excerpts, letters' sign-offs, posts' bylines, headers and
-    footers, wiki headings and notes, and code, outermost only (a table inside a record's string is the
+    footers, wiki headings and notes, code, quoted mails, LaTeX headings and environments, and YAML front
+    matter and mappings, outermost only (a table inside a record's string is the
     record's). A fresh list over one reading per text: the split and the boundary's rules ask for the same
     chunk's."""
     return list(_records(text))
@@ -168,7 +170,7 @@ def _records(text: str) -> tuple[Span, ...]:
                    + _line_units(_BYLINE, text) + _line_units(_POST_HEADER, text) + _line_units(_FOOTER, text)
                    + _line_units(_WIKI_HEADING, text) + _line_units(_MD_HEADING, text) + _wiki_notes(text)
                    + _line_units(_SPOKEN, text) + [m.span() for m in _LOG.finditer(text)]
-                   + _quoted(text) + [m.span() for m in _TEX_HEADING.finditer(text)]
+                   + list(_quoted(text)) + [m.span() for m in _TEX_HEADING.finditer(text)]
                    + [span for span, closed in _mappings(text) if not closed])
     out: list[Span] = []
     for a, b in found:
@@ -179,7 +181,8 @@ def _records(text: str) -> tuple[Span, ...]:
 
 def closed_units(text: str) -> set[Span]:
     """The units (`records`) that end at a mark of their own: a JSON record's closing brace, a table's last
-    pipe, a code fence or the assignment after comments. The writer closed them, so a sentence after one
+    pipe, a code fence or the assignment after comments, a LaTeX environment's `\\end`, YAML front matter's
+    closing `---` or a mapping's closing quotation mark. The writer closed them, so a sentence after one
     does not run on from it (the other units' last line runs to its first sentence end, and a chat turn's
     or a header block's text may go on after that)."""
     return set(records(text)).intersection(_closed_found(text))
@@ -187,7 +190,8 @@ def closed_units(text: str) -> set[Span]:
 
 @lru_cache(maxsize=512)
 def _closed_found(text: str) -> tuple[Span, ...]:
-    """The JSON records, tables and code of the text as found, inner ones too, read once per text: `_records`
+    """The closed units of the text as found (JSON records, tables, code, LaTeX environments, YAML front
+    matter and quoted mappings), inner ones too, read once per text: `_records`
     keeps the outermost units among them and the others, `closed_units` asks which of those these are."""
     return tuple(json_records(text) + [m.span() for m in _TABLE.finditer(text)] + _line_units(_CODE, text)
                  + [m.span() for m in _TEX_ENV.finditer(text)] + [m.span() for m in _FRONT_MATTER.finditer(text)]
@@ -289,10 +293,12 @@ def replies(text: str) -> set[Span]:
     return {u for u in records(text) if u in quoted and _WROTE.match(text, u[0]) is not None}
 
 
-def _quoted(text: str) -> list[Span]:
+@lru_cache(maxsize=512)
+def _quoted(text: str) -> tuple[Span, ...]:
     """The quoted mails of the text (`_QUOTED`), each cut after its last line's last sentence end within the
     width of the widest line of its paragraph above (of the whole quote when the last line is a paragraph
-    of its own); at the line's first sentence end when none is within it."""
+    of its own); at the line's first sentence end when none is within it. Read once per text: `_records`
+    and `replies` (asked on every block the boundary draws) want the same chunk's."""
     out = []
     for a, b in _line_units(_QUOTED, text):
         last = text.rfind("\n", a, b) + 1
@@ -301,7 +307,7 @@ def _quoted(text: str) -> list[Span]:
         width = max(len(line) for line in para or lines)
         ends = [m.end() for m in _ENDS.finditer(text, last, b)]
         out.append((a, max([e for e in ends if e - last <= width], default=ends[0] if ends else b)))
-    return out
+    return tuple(out)
 
 
 @lru_cache(maxsize=512)
