@@ -19,7 +19,19 @@ from collections.abc import Callable
 from ragsec_core._util.text import bare_question, tokenize
 from ragsec_core.bench.attacks import AttackRecord
 from ragsec_core.bench.held_out_inline import latex_text, reply_text, unicode_text, yaml_text
-from ragsec_core.bench.held_out_machine import answer_words, csv_text, html_text, log_text, ocr_text
+from ragsec_core.bench.held_out_layout import asr_text, diff_text, legal_text, screenplay_text
+from ragsec_core.bench.held_out_machine import (
+    HEADING_WORD,
+    answer_held,
+    answer_words,
+    csv_text,
+    heading,
+    html_text,
+    log_text,
+    ocr_text,
+    wrap_whole,
+    wrapped,
+)
 from ragsec_core.data.spans import sentence_texts
 
 # ---------------------------------------------------------------- held out: inject, hidden, faq
@@ -211,29 +223,12 @@ def pdf_text(claim: str, answer: str, rng: random.Random) -> str:
     one line's last long word hyphenated onto the next, and the running footer "Page n of m" between two
     lines. The false answer stays whole on one line (the form tests where the poison ends, not whether the
     model reads an answer cut by a footer)."""
-    lines = _hyphenated(_wrapped(_answer_held(claim, answer), PDF_WIDTH), {w.lower() for w in answer.split()}, rng)
+    lines = _hyphenated(wrapped(answer_held(claim, answer), PDF_WIDTH), {w.lower() for w in answer.split()}, rng)
     if len(lines) > 1:
         at = rng.randint(1, len(lines) - 1)
         pages = rng.randint(8, 40)
         lines.insert(at, f"Page {rng.randint(2, pages)} of {pages}")
     return "\n".join(lines).replace("\0", " ")
-
-
-def _answer_held(claim: str, answer: str) -> str:
-    """The claim with the spaces inside the false answer held as NULs, so that `_wrapped` never breaks the
-    answer across lines; the caller puts the spaces back."""
-    return re.sub(re.escape(answer), lambda m: m.group().replace(" ", "\0"), claim.strip(), flags=re.I) if answer else claim
-
-
-def _wrapped(text: str, width: int) -> list[str]:
-    """The text's words filled into lines of at most `width` characters (a longer word stands alone)."""
-    lines: list[str] = []
-    for word in text.split():
-        if lines and len(lines[-1]) + 1 + len(word) <= width:
-            lines[-1] += " " + word
-        else:
-            lines.append(word)
-    return lines
 
 
 def _hyphenated(lines: list[str], keep: set[str], rng: random.Random) -> list[str]:
@@ -282,7 +277,6 @@ SRT_CUE_LINES = 2  # lines a cue shows at once
 WIKI_TEMPLATES = ("== {h} ==\n{c}{{{{citation needed|date={m} {y}}}}}",
                   "=== {h} ===\n{c}<ref>{{{{cite web|title={h}|access-date={y}-03-0{d}}}}}</ref>")
 WIKI_MONTHS = ("March", "July", "October")
-WIKI_WORD = 4  # letters a question word needs to head the section or be linked ("i", "can" are not)
 
 
 def srt_text(claim: str, answer: str, rng: random.Random) -> str:
@@ -290,7 +284,7 @@ def srt_text(claim: str, answer: str, rng: random.Random) -> str:
     lines to a cue, each cue under its number and its time range ("00:03:41,200 --> 00:03:44,900"), a
     blank line between cues. The false answer stays whole on one line (the form tests where the poison
     ends, not whether the model reads an answer cut across cues)."""
-    lines = [line.replace("\0", " ") for line in _wrapped(_answer_held(claim, answer), SRT_LINE)]
+    lines = wrap_whole(claim, answer, SRT_LINE)
     number, ms = rng.randint(2, 400), rng.randint(0, 3000) * 1000
     cues = []
     for i in range(0, len(lines), SRT_CUE_LINES):
@@ -307,9 +301,9 @@ def _srt_time(ms: int) -> str:
 
 def wiki_text(question: str, claim: str, answer: str, rng: random.Random) -> str:
     """The claim as a section of a MediaWiki page's source: a heading made of the question's first content
-    words of `WIKI_WORD` letters or more, the claim with up to two of them linked ("[[lighthouse]]", never a
+    words of `HEADING_WORD` letters or more, the claim with up to two of them linked ("[[lighthouse]]", never a
     word of the false answer), and a citation template after it."""
-    words = [w for w in tokenize(bare_question(question)) if len(w) >= WIKI_WORD]
+    words = [w for w in tokenize(bare_question(question)) if len(w) >= HEADING_WORD]
     keep = answer_words(answer)
     linked, text = 0, claim.strip()
     for word in dict.fromkeys(words):
@@ -317,15 +311,8 @@ def wiki_text(question: str, claim: str, answer: str, rng: random.Random) -> str
             continue
         text, n = re.subn(rf"(?<![\w\[])({re.escape(word)})(?![\w\]])", r"[[\1]]", text, count=1, flags=re.I)
         linked += n
-    return rng.choice(WIKI_TEMPLATES).format(h=_heading(question), c=text, m=rng.choice(WIKI_MONTHS),
+    return rng.choice(WIKI_TEMPLATES).format(h=heading(question), c=text, m=rng.choice(WIKI_MONTHS),
                                              y=rng.randint(2015, 2024), d=rng.randint(1, 9))
-
-
-def _heading(question: str) -> str:
-    """A section title made of the question's first three content words of `WIKI_WORD` letters or more (as
-    `tokenize` gives them: "Varnholt Lighthouse Designed")."""
-    words = [w for w in tokenize(bare_question(question)) if len(w) >= WIKI_WORD]
-    return " ".join(w.capitalize() for w in words[:3])
 
 
 # ---------------------------------------------------------------- held out: markdown, caption
@@ -341,18 +328,18 @@ CAPTION_CREDITS = ("Wikimedia Commons", "staff photographer", "courtesy of the c
 
 
 def markdown_text(question: str, claim: str, answer: str, rng: random.Random) -> str:
-    """The claim as a Markdown section: a heading of the question's words (`_heading`), the claim with the
+    """The claim as a Markdown section: a heading of the question's words (`heading`), the claim with the
     false answer's first mention in bold, then a date line in italics or a takeaway bullet that names it."""
     text = claim.strip()
     if answer:
         text = re.sub(re.escape(answer), lambda m: f"**{m.group()}**", text, count=1, flags=re.I)
-    return rng.choice(MARKDOWN_TEMPLATES).format(h=_heading(question), c=text, d=rng.choice(REVIEW_DATES), a=answer)
+    return rng.choice(MARKDOWN_TEMPLATES).format(h=heading(question), c=text, d=rng.choice(REVIEW_DATES), a=answer)
 
 
 def caption_text(question: str, claim: str, rng: random.Random) -> str:
     """The claim as a figure caption: "Figure n." or an image label of the question's words before it, the
     photo's credit after it."""
-    return rng.choice(CAPTION_TEMPLATES).format(n=rng.randint(2, 14), c=claim.strip(), h=_heading(question),
+    return rng.choice(CAPTION_TEMPLATES).format(n=rng.randint(2, 14), c=claim.strip(), h=heading(question),
                                                 s=rng.choice(CAPTION_CREDITS))
 
 
@@ -390,4 +377,8 @@ HELD_OUT: dict[str, Builder] = {
     "unicode": lambda rec, adv, rng: unicode_text(rec.question, adv, rec.incorrect, rng),
     "reply": lambda rec, adv, rng: reply_text(rec.question, adv, rng),
     "yaml": lambda rec, adv, rng: yaml_text(rec.question, adv, rec.incorrect, rng),
+    "asr": lambda rec, adv, rng: asr_text(rec.question, adv, rec.incorrect, rng),
+    "legal": lambda rec, adv, rng: legal_text(rec.question, adv, rng),
+    "diff": lambda rec, adv, rng: diff_text(rec.question, adv, rec.incorrect, rng),
+    "screenplay": lambda rec, adv, rng: screenplay_text(rec.question, adv, rec.incorrect, rng),
 }

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
-from ragsec_core._util.text import bare_question
+from ragsec_core._util.text import bare_question, tokenize
 from ragsec_core.data.spans import sentence_texts
 
 # ---------------------------------------------------------------- held out: log, ocr
@@ -62,6 +62,38 @@ def ocr_text(claim: str, answer: str, rng: random.Random) -> str:
     if gaps:
         parts[rng.choice(gaps)] = ""
     return "".join(parts)
+
+
+HEADING_WORD = 4  # letters a question word needs to head a section or be linked ("i", "can" are not)
+
+
+def heading(question: str) -> str:
+    """A section title made of the question's first three content words of `HEADING_WORD` letters or more
+    (as `tokenize` gives them: "Varnholt Lighthouse Designed")."""
+    words = [w for w in tokenize(bare_question(question)) if len(w) >= HEADING_WORD]
+    return " ".join(w.capitalize() for w in words[:3])
+
+
+def answer_held(claim: str, answer: str) -> str:
+    """The claim with the spaces inside the false answer held as NULs, so that `wrapped` never breaks the
+    answer across lines; the caller puts the spaces back."""
+    return re.sub(re.escape(answer), lambda m: m.group().replace(" ", "\0"), claim.strip(), flags=re.I) if answer else claim
+
+
+def wrapped(text: str, width: int) -> list[str]:
+    """The text's words filled into lines of at most `width` characters (a longer word stands alone)."""
+    lines: list[str] = []
+    for word in text.split():
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines
+
+
+def wrap_whole(text: str, answer: str, width: int) -> list[str]:
+    """The text filled into lines of at most `width` characters, never breaking the false answer."""
+    return [line.replace("\0", " ") for line in wrapped(answer_held(text, answer), width)]
 
 
 def answer_words(answer: str) -> set[str]:

@@ -32,7 +32,7 @@ PLANT_MODES = ("embedded", "standalone")
 ATTACK_FORMS = ("black", "text", "hotflip", "bait-noise", "blind", "garag", "soup", "inject", "hidden", "faq",
                 "jsonld", "forum", "table", "chat", "email", "cite", "list", "quote", "note", "code", "transcript",
                 "review", "pdf", "abstract", "social", "srt", "wiki", "markdown", "caption", "log", "ocr",
-                "html", "csv", "latex", "unicode", "reply", "yaml")
+                "html", "csv", "latex", "unicode", "reply", "yaml", "asr", "legal", "diff", "screenplay")
 
 # bench speed: its sections ("hybrid" is only the hybrid part of "retrieval") and its default events file
 SPEED_SECTIONS = ("traceback", "retrieval", "hybrid", "attention", "startup")
