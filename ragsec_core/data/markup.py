@@ -17,6 +17,7 @@ import re
 from functools import lru_cache
 
 from ragsec_core._util.text import CLAUSE_OPENERS, CLOSES_SENTENCE, CLOSING_MARKS, Span
+from ragsec_core.data.layout import SENTENCE_END, diffs, end_within, scenes
 
 _DECODER = json.JSONDecoder()
 # A markdown table: two or more rows on consecutive lines, each of two or more cells between pipes (the
@@ -27,18 +28,18 @@ _ROW = r"\|(?:[^|\n]*\|){2,}"
 _TITLE = r"(?:[^\s|.!?\[\]][^\n|.!?\]]{0,39}[ \t]*\n[ \t]*)?"  # not a citation marker's "[4]"
 _TABLE = re.compile(_TITLE + _ROW + r"(?:[ \t]*\n[ \t]*" + _ROW + r")+")
 # A list's items and a message's header fields are lines, not sentences. A list: bullet or numbered item
-# lines, one at least under a title line as a table's, two without one. A header block: two or more lines of
+# lines (a contract's clauses numbered "5.1", "5.2" too), one at least under a title line as a table's, two
+# without one. A header block: two or more lines of
 # one word, a colon and a value ("From: …", "Subject: …"; a chat log's "User: …", "Assistant: …"). Either
 # opens at a line's or a sentence's start (`_opens_line`: "… the TV series Mission: Impossible" holds no
 # field, "… $300,000,000. Key facts:" no item "00."). Each
 # line runs to its line break; the last one, which the text may go on after on the same line (the host
 # sentence after a planted block), to its first sentence end.
-_ITEM = r"(?:[-*\u2022+]|\d{1,2}[.)])[ \t]+"
+_ITEM = r"(?:[-*\u2022+]|\d{1,2}[.)]|\d{1,2}(?:\.\d{1,2}){1,3}\.?)[ \t]+"
 _FIELD = r"(?<![\w.@-])[A-Z][A-Za-z-]{1,24}:[ \t]+"
 _ON = r"[^\n]{0,500}\n[ \t]*"  # a line the next line of the unit follows (bounded: a long line is prose)
 _LOOK_BACK = 64  # characters before a unit that `_opens_line` reads: a sentence's end with its marks fits
-_END = rf"[.!?]{CLOSING_MARKS}(?=\s|$)"  # a sentence end inside a unit's line
-_LAST = rf"[^\n]*?(?:{_END}|(?=\n)|$)"
+_LAST = rf"[^\n]*?(?:{SENTENCE_END}|(?=\n)|$)"
 _LIST = re.compile(rf"{_TITLE}(?:{_ITEM}{_ON})*{_ITEM}{_LAST}")
 _HEADERS = re.compile(rf"{_FIELD}{_ON}(?:{_FIELD}{_ON})*{_FIELD}{_LAST}")
 # A chat export's turns, each opened by a time stamp and a handle ("[09:14] quietfox42: …"), two or more in a
@@ -78,7 +79,7 @@ _ATTRIBUTION = (r"(?:On[ \t](?:[^\n<>.!?]|[.!?](?!\s)){1,160}?|[A-Z][^\n<>.!?]{0
                 r"[ \t]wrote:[ \t]*\n[ \t]*")
 _WROTE = re.compile(_ATTRIBUTION)
 _QUOTED = re.compile(rf"(?:{_ATTRIBUTION})?>(?:[^\n]{{0,500}}\n[ \t]*>)+[^\n]*")
-_ENDS = re.compile(_END)
+_ENDS = re.compile(SENTENCE_END)
 # LaTeX source as a paper's or a handbook's repository holds it: a sectioning command with its label
 # ("\subsection*{…}\label{…}", "\paragraph{…}") is a heading, a unit that leads its text in (`lead_in`)
 # as a Markdown heading does, wherever it stands (prose holds none); an environment ("\begin{itemize} …
@@ -156,8 +157,8 @@ _SIGN_OFF = re.compile(rf"(?m)^[ \t]*[A-Z][a-z]+(?:[ \t]+[a-z]+){{0,2}},[ \t]*\n
 def records(text: str) -> list[Span]:
     """The structured units of the text, in order: JSON records (`json_records`), markdown tables, lists,
     header blocks, chat transcripts and spoken ones, log excerpts, letters' sign-offs, posts' bylines, headers and
-    footers, wiki headings and notes, code, quoted mails, LaTeX headings and environments, and YAML front
-    matter and mappings, outermost only (a table inside a record's string is the
+    footers, wiki headings and notes, code, quoted mails, LaTeX headings and environments, YAML front
+    matter and mappings, unified diffs and screenplay scenes (`data.layout`), outermost only (a table inside a record's string is the
     record's). A fresh list over one reading per text: the split and the boundary's rules ask for the same
     chunk's."""
     return list(_records(text))
@@ -170,7 +171,7 @@ def _records(text: str) -> tuple[Span, ...]:
                    + _line_units(_BYLINE, text) + _line_units(_POST_HEADER, text) + _line_units(_FOOTER, text)
                    + _line_units(_WIKI_HEADING, text) + _line_units(_MD_HEADING, text) + _wiki_notes(text)
                    + _line_units(_SPOKEN, text) + [m.span() for m in _LOG.finditer(text)]
-                   + list(_quoted(text)) + [m.span() for m in _TEX_HEADING.finditer(text)]
+                   + list(_quoted(text)) + [m.span() for m in _TEX_HEADING.finditer(text)] + list(scenes(text))
                    + [span for span, closed in _mappings(text) if not closed])
     out: list[Span] = []
     for a, b in found:
@@ -182,7 +183,7 @@ def _records(text: str) -> tuple[Span, ...]:
 def closed_units(text: str) -> set[Span]:
     """The units (`records`) that end at a mark of their own: a JSON record's closing brace, a table's last
     pipe, a code fence or the assignment after comments, a LaTeX environment's `\\end`, YAML front matter's
-    closing `---` or a mapping's closing quotation mark. The writer closed them, so a sentence after one
+    closing `---`, a mapping's closing quotation mark, or a diff's last counted line. The writer closed them, so a sentence after one
     does not run on from it (the other units' last line runs to its first sentence end, and a chat turn's
     or a header block's text may go on after that)."""
     return set(records(text)).intersection(_closed_found(text))
@@ -191,11 +192,11 @@ def closed_units(text: str) -> set[Span]:
 @lru_cache(maxsize=512)
 def _closed_found(text: str) -> tuple[Span, ...]:
     """The closed units of the text as found (JSON records, tables, code, LaTeX environments, YAML front
-    matter and quoted mappings), inner ones too, read once per text: `_records`
+    matter, quoted mappings and diffs), inner ones too, read once per text: `_records`
     keeps the outermost units among them and the others, `closed_units` asks which of those these are."""
     return tuple(json_records(text) + [m.span() for m in _TABLE.finditer(text)] + _line_units(_CODE, text)
                  + [m.span() for m in _TEX_ENV.finditer(text)] + [m.span() for m in _FRONT_MATTER.finditer(text)]
-                 + [span for span, closed in _mappings(text) if closed])
+                 + [span for span, closed in _mappings(text) if closed] + list(diffs(text)))
 
 
 def whole_units(text: str, span: Span) -> Span:
@@ -304,9 +305,7 @@ def _quoted(text: str) -> tuple[Span, ...]:
         last = text.rfind("\n", a, b) + 1
         lines = [line.strip() for line in text[a:last].split("\n") if line.lstrip().startswith(">")]
         para = lines[max((i for i, line in enumerate(lines) if line == ">"), default=-1) + 1:]
-        width = max(len(line) for line in para or lines)
-        ends = [m.end() for m in _ENDS.finditer(text, last, b)]
-        out.append((a, max([e for e in ends if e - last <= width], default=ends[0] if ends else b)))
+        out.append((a, end_within(text, last, b, max(len(line) for line in para or lines))))
     return tuple(out)
 
 
