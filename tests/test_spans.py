@@ -176,3 +176,21 @@ def test_a_word_hidden_by_an_invisible_character_or_a_look_alike_letter_is_still
     assert tokenize(smuggled) == tokenize(query) and is_query_bait(smuggled, query)
     assert not is_query_bait(smuggled.replace("\u200b", " "), query) or tokenize(smuggled.replace("\u200b", " ")) != tokenize(query)
     assert tokenize("\u0440\u043e\u0441\u0442 port") == ["\u0440\u043e\u0441\u0442", "port"]
+
+
+def test_a_connective_with_its_comma_glued_on_is_a_seam_and_an_enumerator_or_a_title_is_not():
+    """Text without punctuation glued to a host sentence that opens with "Also," splits there (a transcript's
+    words run into the host); a title's stop word with a comma ("Xbox One,") and a clause's enumerator
+    ("; and (b) On this day") split nothing; a section sign at a sentence's end opens the next one; an
+    automatic caption's sound tag ends the captions' words before a capitalised word."""
+    def split(t: str) -> list[str]:
+        return [t[a:b] for a, b in sentence_spans(t, limit=100)]
+
+    assert split("in uh the sperm's head Also, most mitochondria are at the base.") == [
+        "in uh the sperm's head", "Also, most mitochondria are at the base."]
+    assert len(split("It came out for PlayStation 4, Xbox One, and Microsoft Windows.")) == 1
+    clauses = "(a) It was launched on April 15; and (b) On this day, the phone hit the market."
+    assert split(clauses) == [clauses]
+    assert split("It was lit in 1873. § 7.5 Fees. (a) It was free.") == ["It was lit in 1873.", "§ 7.5 Fees.", "(a) It was free."]
+    assert split("[Music] he played big enos in the film [Music] Justice seems to have no love for Enos.") == [
+        "[Music] he played big enos in the film [Music]", "Justice seems to have no love for Enos."]

@@ -92,9 +92,11 @@ CLOSES_SENTENCE = re.compile(r"[.!?]" + AFTER_CLOSE)
 
 # Words that open an English clause besides the stopwords' articles, pronouns and prepositions: capitalised
 # in the middle of a sentence, after a word and no full stop, one marks a seam where text was glued on.
-CLAUSE_OPENERS = STOPWORDS | frozenset(
-    "within during after before despite although while since upon according contrary however moreover "
-    "furthermore additionally also surprisingly remarkably interestingly notably indeed thus therefore "
+# Of them, the connective adverbs, which open a sentence with a comma after them ("Also, …", "However, …").
+CONNECTIVES = frozenset("however moreover furthermore additionally also surprisingly remarkably interestingly notably "
+                        "indeed thus therefore".split())
+CLAUSE_OPENERS = STOPWORDS | CONNECTIVES | frozenset(
+    "within during after before despite although while since upon according contrary "
     "there these those our one many some most all each every".split())
 
 

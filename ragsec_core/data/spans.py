@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from ragsec_core._util.text import (
     CITATION_MARKER,
     CLAUSE_OPENERS,
+    CONNECTIVES,
     DIGIT_WORDS,
     NOTE_MARK,
     NUMBER_WORDS,
@@ -124,11 +125,21 @@ _CITATION_END = re.compile(r"[.!?][\"'”’)]*(?:" + NOTE_MARK + r")+\s+(?=\S)"
 # A seam: a capitalised clause opener followed by a lower-case word, right after a word with no full stop
 # ("… sydney capital lIgHtHoUsE Its lantern was made …"): text without punctuation glued to a sentence.
 # A title ("the film The Jungle Book") goes on capitalised, so it is not one.
-_SEAM = re.compile(r"(?<=[\w)\]])\s+(?=(?:" + "|".join(sorted(w.capitalize() for w in CLAUSE_OPENERS)) + r")\s+[a-z])")
+# A connective adverb with its comma ("… the sperm's head Also, most …") is such an opener too; a stop word with
+# one is not ("Xbox One, and …", "Fools Rush In, the …"). A clause's enumerator is no word ("…; and (b) On this
+# day, …": the clause goes on).
+_SEAM = re.compile(r"(?<=[\w)\]])(?<!\([a-z0-9]\))\s+(?=(?:(?:" + "|".join(sorted(w.capitalize() for w in CLAUSE_OPENERS)) + r")\s+[a-z]|(?:"
+                   + "|".join(sorted(w.capitalize() for w in CONNECTIVES)) + r"),\s+[a-z]))")
+
+
+# An automatic caption's sound tag ("[Music]", "[Applause]": one capitalised word in square brackets) after a
+# word without a full stop, a capitalised word after it: the captions' words end there, whatever follows.
+_SOUND_TAG = re.compile(r"(?<=[a-z0-9'’])\s+\[[A-Z][a-z]{2,15}\](?=\s+[A-Z])")
 
 
 def sentence_spans(text: str, limit: int = MAX_SENTENCES) -> list[Span]:
-    """spaCy's rule-based sentencizer (works offline), also split after citation markers and at seams, as
+    """spaCy's rule-based sentencizer (works offline), also split after citation markers, at seams and after
+    a caption's sound tag, as
     trimmed spans; markup tags between sentences go with the sentence they open or close, an element a
     browser hides is cut from the visible text around it, and a JSON
     record or a markdown table is one sentence of its own (`data.markup.records`: spaCy reads neither).
@@ -156,6 +167,7 @@ def _sentences(text: str) -> tuple[Span, ...]:
         cuts = [sent.start_char] + sorted(
             [m.end() for m in _CITATION_END.finditer(plain, sent.start_char, sent.end_char)]
             + [m.end() for m in _SEAM.finditer(plain, sent.start_char, sent.end_char)]
+            + [m.end() for m in _SOUND_TAG.finditer(plain, sent.start_char, sent.end_char)]
             + [x for u in bounds for x in u if sent.start_char < x < sent.end_char])  # a unit or hidden text inside it
         spans += [trim(plain, (a, b)) for a, b in zip(cuts, cuts[1:] + [sent.end_char])]
     return with_markup(text, sorted(_openers_forward(plain, sorted(s for s in spans if s[1] > s[0])) + units), tags)
@@ -163,7 +175,8 @@ def _sentences(text: str) -> tuple[Span, ...]:
 
 # An opening bracket or quote at a sentence's end, after a space: spaCy leaves it there ('… credits. "' then
 # 'I Wan'na Be Like You" is a song …', '… this one? [' then '09:16] tenpenny: …'); it opens the next sentence.
-_OPENER_END = re.compile(r"\s([\[(“\"]+)$")
+# So does a section sign ('… in 1871. §' then '7.5 Fees. (a) …').
+_OPENER_END = re.compile(r"\s([\[(“\"§]+)$")
 
 
 def _openers_forward(text: str, spans: list[Span]) -> list[Span]:
