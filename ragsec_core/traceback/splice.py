@@ -347,9 +347,10 @@ def claim_span(text: str, anchor: str) -> Span | None:
 def query_targeted(text: str, anchor: str, query: str) -> bool:
     """The chunk states the event string as the answer to a restated query (a bait run within
     `ANSWER_REACH` words of the event string: "the capital of Australia is Sydney"), in a block that
-    opens with strong or glued bait, or next to keyword stuffing made of the query's words
-    (`stuffed`): the construction of a query-targeted poison, which a benign passage that happens to
-    name the answer lacks."""
+    opens with strong or glued bait, in a structured unit that holds a bait run (a diff that adds the
+    question and its answer: one writer's text, as `_led` reads it), or next to keyword stuffing made of
+    the query's words (`stuffed`): the construction of a query-targeted poison, which a benign passage that
+    happens to name the answer lacks."""
     sents = sentence_spans(text)
     texts = [text[a:b] for a, b in sents]
     runs = bait_runs(text, query)
@@ -359,7 +360,8 @@ def query_targeted(text: str, anchor: str, query: str) -> bool:
         hits = find_ci(texts[k], anchor)
         if any(_words_between(text, r, (a + x, a + y)) <= ANSWER_REACH for r in runs if a <= r.start < b for x, y in hits):
             return True
-        if _bait_start(text, sents, k, query, runs)[1] in TARGETED_STARTS or stuffed(texts, k, query):
+        kind = _bait_start(text, sents, k, query, runs)[1]
+        if kind in TARGETED_STARTS or (kind == "unit" and _holds_run((a, b), runs)) or stuffed(texts, k, query):
             return True
     return False
 
