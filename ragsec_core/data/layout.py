@@ -22,7 +22,6 @@ within its widest line; a flush-left speech is one line, to its first sentence e
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
 from ragsec_core._util.text import CLOSING_MARKS, Span
 
@@ -41,18 +40,25 @@ _PAREN = re.compile(r"[ \t]*\([^()\n]{1,60}\)[ \t]*\n")
 _BLANK = re.compile(r"(?:[ \t]*\n)+")
 
 
+def first_end(text: str, start: int, stop: int) -> int:
+    """Where a unit's last line, `text[start:stop]`, ends when nothing says how wide it is: at its first
+    sentence end, else at `stop`."""
+    end = _ENDS.search(text, start, stop)
+    return end.end() if end is not None else stop
+
+
 def end_within(text: str, start: int, stop: int, width: int) -> int:
     """Where a hard-wrapped block's last line, `text[start:stop]`, ends: at its last sentence end within
-    `width` characters of its start, else at its first sentence end, else at `stop`. The host's sentence
+    `width` characters of its start, else at its first sentence end (`first_end`). The host's sentence
     glued on after the block's last line makes the line wider than the wrap allows."""
-    ends = [m.end() for m in _ENDS.finditer(text, start, stop)]
-    return max([e for e in ends if e - start <= width], default=ends[0] if ends else stop)
+    ends = [e for m in _ENDS.finditer(text, start, stop) if (e := m.end()) - start <= width]
+    return ends[-1] if ends else first_end(text, start, stop)
 
 
-@lru_cache(maxsize=512)
 def diffs(text: str) -> tuple[Span, ...]:
     """The unified diffs of the text, each from its commit's header (or its first file line) to the last
-    line its hunks count; a diff whose first hunk's lines do not add up is no unit."""
+    line its hunks count; a diff whose first hunk's lines do not add up is no unit. Read once per text by
+    its one caller, `markup._closed_found`, which is cached."""
     out: list[Span] = []
     i = 0
     while (head := _DIFF_HEAD.search(text, i)) is not None:
@@ -107,10 +113,10 @@ def _counted(text: str, i: int, old: int, new: int) -> int | None:
     return pos if len(last) <= widest or not widest else end_within(text, line_start, pos, widest)
 
 
-@lru_cache(maxsize=512)
 def scenes(text: str) -> tuple[Span, ...]:
     """The screenplay scenes of the text: a scene heading and the speeches under it (`_speech`), one at
-    least, each after a blank line; to the end of the last speech."""
+    least, each after a blank line; to the end of the last speech. Read once per text by its one caller,
+    `markup._records`, which is cached."""
     out: list[Span] = []
     for head in _SCENE.finditer(text):
         if out and head.start() < out[-1][1]:
@@ -148,9 +154,11 @@ def _speech(text: str, i: int) -> int | None:
         pos = stop + 1
     if not lines:
         return None
-    widest = max(b - a for a, b in lines[:-1]) if len(lines) > 1 else 0
     (a, b) = lines[-1]
-    return b if widest and b - a <= widest else end_within(text, a, b, widest)
+    if len(lines) == 1:
+        return first_end(text, a, b)
+    widest = max(v - u for u, v in lines[:-1])
+    return b if b - a <= widest else end_within(text, a, b, widest)
 
 
 def _indent_end(text: str, i: int) -> int:

@@ -17,7 +17,7 @@ import re
 from functools import lru_cache
 
 from ragsec_core._util.text import CLAUSE_OPENERS, CLOSES_SENTENCE, CLOSING_MARKS, Span
-from ragsec_core.data.layout import SENTENCE_END, diffs, end_within, scenes
+from ragsec_core.data.layout import SENTENCE_END, diffs, end_within, first_end, scenes
 
 _DECODER = json.JSONDecoder()
 # A markdown table: two or more rows on consecutive lines, each of two or more cells between pipes (the
@@ -79,7 +79,6 @@ _ATTRIBUTION = (r"(?:On[ \t](?:[^\n<>.!?]|[.!?](?!\s)){1,160}?|[A-Z][^\n<>.!?]{0
                 r"[ \t]wrote:[ \t]*\n[ \t]*")
 _WROTE = re.compile(_ATTRIBUTION)
 _QUOTED = re.compile(rf"(?:{_ATTRIBUTION})?>(?:[^\n]{{0,500}}\n[ \t]*>)+[^\n]*")
-_ENDS = re.compile(SENTENCE_END)
 # LaTeX source as a paper's or a handbook's repository holds it: a sectioning command with its label
 # ("\subsection*{…}\label{…}", "\paragraph{…}") is a heading, a unit that leads its text in (`lead_in`)
 # as a Markdown heading does, wherever it stands (prose holds none); an environment ("\begin{itemize} …
@@ -322,8 +321,7 @@ def _mappings(text: str) -> tuple[tuple[Span, bool], ...]:
         if quoted is not None:
             out.append(((a, quoted.end()), True))
             continue
-        end = _ENDS.search(text, last, b)
-        out.append(((a, end.end() if end is not None else b), False))
+        out.append(((a, first_end(text, last, b)), False))
     return tuple(out)
 
 
