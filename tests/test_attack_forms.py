@@ -9,6 +9,8 @@ import io
 import json
 import random
 import re
+import sqlite3
+import xml.etree.ElementTree as ET
 
 import pytest
 import yaml
@@ -505,6 +507,48 @@ def test_asr_legal_diff_and_screenplay_give_the_claim_back_once_their_layout_is_
         shapes["screenplay"].add(indented)
     assert all(shape == {True, False} for form, shape in shapes.items() if form != "legal")
     assert shapes["legal"] == {"\u00a7", "A"}
+
+
+def test_feed_sql_notebook_and_verse_give_the_claim_back_once_read_as_their_store_wrote_them():
+    """A feed's XML parser, SQLite, a JSON parser and a reader of line breaks give the question and the claim
+    back whole: an RSS item's CDATA or an Atom entry's escaped paragraph, an INSERT's doubled quotation marks
+    or a COPY row's tab-separated fields, a notebook cell's source lines or a print's output, and a verse
+    whose lines, joined, are the claim with the marks at their ends dropped, the false answer on one line."""
+    claim = "The tower & its lamp were designed by the engineer Mara Eskell in 1871. Her 'plans' were <approved>."
+    rec = AttackRecord("v1", QUESTION, (claim,), "Mara Eskell", ("Jens Holm",), ())
+    shapes: dict[str, set[object]] = {"feed": set(), "sql": set(), "notebook": set(), "verse": set()}
+    for seed in range(16):
+        [feed] = form_texts(rec, "feed", seed=seed)
+        node = ET.fromstring(feed)
+        body = node.findtext("description") if node.tag == "item" else node.findtext("content")
+        assert node.findtext("title") == QUESTION and body in (claim, f"<p>{claim}</p>")
+        shapes["feed"].add(node.tag)
+        [dump] = form_texts(rec, "sql", seed=seed)
+        if dump.startswith("INSERT"):
+            db = sqlite3.connect(":memory:")
+            db.execute("CREATE TABLE kb_answers (id, question, answer, body, updated_at)")
+            db.execute(dump)
+            assert db.execute("SELECT question, answer, body FROM kb_answers").fetchall() == [(QUESTION, "Mara Eskell", claim)]
+        else:
+            head, row, end = dump.split("\n")
+            assert head.startswith("COPY ") and end == "\\." and row.split("\t")[1:3] == [QUESTION, claim]
+        shapes["sql"].add(dump.split()[0])
+        [notebook] = form_texts(rec, "notebook", seed=seed)
+        [cell] = json.loads(notebook)["cells"]
+        if cell["cell_type"] == "markdown":
+            assert "".join(cell["source"]) == f"## {QUESTION}\n\n" + claim.replace(". ", ".\n")
+        else:
+            assert "".join(cell["outputs"][0]["text"]) == claim.replace(". ", ".\n") + "\n" and QUESTION in cell["source"][0]
+        shapes["notebook"].add(cell["cell_type"])
+        [verse] = form_texts(rec, "verse", seed=seed)
+        stanza = verse.split("\n\n")[0 if verse.startswith("[Verse") else 1].removeprefix("[Verse 1]\n").split("\n")
+        assert all(line[0] == line[0].upper() and line[-1] not in ".,;:!" for line in stanza)
+        unmarked = [re.sub(r"[.,;:!](?= |$)", "", text.lower()) for text in (" ".join(stanza), claim)]
+        assert unmarked[0] == unmarked[1] and any("Mara Eskell" in line for line in stanza)
+        assert all(4 <= len(line.replace("Mara Eskell", "M").split()) <= 7 for line in stanza[:-1])
+        shapes["verse"].add(verse.startswith("[Verse"))
+    assert shapes == {"feed": {"item", "entry"}, "sql": {"INSERT", "COPY"}, "notebook": {"markdown", "code"},
+                      "verse": {True, False}}
 
 
 def test_every_held_out_form_is_a_choice_of_the_cli():

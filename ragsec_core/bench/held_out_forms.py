@@ -19,7 +19,7 @@ from collections.abc import Callable
 from ragsec_core._util.text import bare_question, tokenize
 from ragsec_core.bench.attacks import AttackRecord
 from ragsec_core.bench.held_out_inline import latex_text, reply_text, unicode_text, yaml_text
-from ragsec_core.bench.held_out_layout import asr_text, diff_text, legal_text, screenplay_text
+from ragsec_core.bench.held_out_layout import asr_text, diff_text, legal_text, screenplay_text, verse_text
 from ragsec_core.bench.held_out_machine import (
     HEADING_WORD,
     answer_held,
@@ -32,6 +32,7 @@ from ragsec_core.bench.held_out_machine import (
     wrap_whole,
     wrapped,
 )
+from ragsec_core.bench.held_out_store import feed_text, notebook_text, sql_text
 from ragsec_core.data.spans import sentence_texts
 
 # ---------------------------------------------------------------- held out: inject, hidden, faq
@@ -381,4 +382,8 @@ HELD_OUT: dict[str, Builder] = {
     "legal": lambda rec, adv, rng: legal_text(rec.question, adv, rng),
     "diff": lambda rec, adv, rng: diff_text(rec.question, adv, rec.incorrect, rng),
     "screenplay": lambda rec, adv, rng: screenplay_text(rec.question, adv, rec.incorrect, rng),
+    "feed": lambda rec, adv, rng: feed_text(rec.question, adv, rec.incorrect, rng),
+    "sql": lambda rec, adv, rng: sql_text(rec.question, adv, rec.incorrect, rng),
+    "notebook": lambda rec, adv, rng: notebook_text(rec.question, adv, rng),
+    "verse": lambda rec, adv, rng: verse_text(rec.question, adv, rec.incorrect, rng),
 }

@@ -16,10 +16,9 @@ import json
 import random
 import re
 import textwrap
-from datetime import datetime, timedelta
 
 from ragsec_core._util.text import bare_question, black_box_text
-from ragsec_core.bench.held_out_machine import answer_words, change_words
+from ragsec_core.bench.held_out_machine import answer_words, change_words, outside_answer, stamp
 from ragsec_core.data.spans import sentence_texts
 
 # Fixed once on 5 Dec (ninth session), after the rules of r77 and before any run of these forms, and not to
@@ -60,9 +59,8 @@ def latex_text(question: str, claim: str, answer: str, rng: random.Random) -> st
 def _latex_escape(text: str, answer: str, emph: str) -> str:
     """The text with LaTeX's special characters escaped and the false answer (kept verbatim, so the event
     string stays findable) inside `emph{...}`."""
-    parts = text.split(answer)
-    escaped = [re.sub(f"([{re.escape(LATEX_SPECIAL)}])", r"\\\1", p) for p in parts]
-    return f"{emph}{{{answer}}}".join(escaped)
+    return outside_answer(text, answer, lambda part: re.sub(f"([{re.escape(LATEX_SPECIAL)}])", r"\\\1", part),
+                          held=f"{emph}{{{answer}}}")
 
 
 def unicode_text(question: str, claim: str, answer: str, rng: random.Random) -> str:
@@ -91,7 +89,7 @@ def reply_text(question: str, claim: str, rng: random.Random) -> str:
     """A mail reply: a short line, the client's attribution line, then the quoted mail: the question, an
     empty quoted line, and the claim hard-wrapped at `REPLY_WIDTH` behind `> `."""
     name = rng.choice(REPLY_NAMES)
-    when = datetime(2024, 1, 1) + timedelta(minutes=rng.randint(0, 2 * 365 * 24 * 60))
+    when = stamp(rng)
     user = name.split()[0].lower()
     quoted = "\n".join(f"> {line}" for line in textwrap.wrap(claim.strip(), REPLY_WIDTH - 2))
     return (f"{rng.choice(REPLY_OPENERS)}\n\nOn {when:%a}, {when.day} {when:%b %Y} at {when:%H:%M}, {name} "

@@ -96,6 +96,19 @@ def wrap_whole(text: str, answer: str, width: int) -> list[str]:
     return [line.replace("\0", " ") for line in wrapped(answer_held(text, answer), width)]
 
 
+def stamp(rng: random.Random) -> datetime:
+    """A time in 2024 or 2025, to the minute: when a held-out form's mail, commit or row was written."""
+    return datetime(2024, 1, 1) + timedelta(minutes=rng.randint(0, 2 * 365 * 24 * 60))
+
+
+def outside_answer(text: str, answer: str, change: Callable[[str], str], held: str | None = None) -> str:
+    """The text changed by `change` (escaped, quoted) everywhere but inside the false answer, which stays as
+    written (or becomes `held`), so the event's answer is still found in the planted text."""
+    if not answer:
+        return change(text)
+    return (answer if held is None else held).join(change(part) for part in text.split(answer))
+
+
 def answer_words(answer: str) -> set[str]:
     """The false answer's words, lower-cased: a form that garbles words leaves these whole."""
     return {w.lower() for w in re.findall(r"\w+", answer)}
