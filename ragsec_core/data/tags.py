@@ -15,8 +15,12 @@ from collections.abc import Sequence
 
 from ragsec_core._util.text import Span
 
-# A markup tag: an element's opening or closing tag, or a comment's delimiters.
-MARKUP = re.compile(r"<!--|-->|</?[A-Za-z][\w-]*(?:\s[^<>]*)?/?>")
+# A markup tag: an element's opening or closing tag, a comment's or an XML CDATA section's delimiters, or a
+# tag escaped as a feed or an XML store carries HTML inside its own markup ("&lt;p&gt;", "&lt;/p&gt;"): the
+# escaped tag is no more a word of the sentence than the tag is.
+MARKUP = re.compile(r"<!--|-->|<!\[CDATA\[|\]\]>|</?[A-Za-z][\w-]*(?:\s[^<>]*)?/?>"
+                    r"|&lt;/?[A-Za-z][\w-]*(?:\s(?:(?!&[lg]t;)[^<>\n])*)?/?&gt;")
+_DELIMITERS = {"<!--": "-->", "<![CDATA[": "]]>"}  # a comment's and a CDATA section's opening and closing marks
 # An opening tag whose content a browser does not render: a comment, the `hidden` attribute (not CSS's
 # "overflow: hidden"), or a style that hides it. Text that a reader never sees and a model reads is the
 # classic vehicle of indirect prompt injection; a page's visible text has no reason to hide a claim.
@@ -64,13 +68,13 @@ def element_end(text: str, start: int) -> int | None:
     m = MARKUP.match(text, start)
     if m is None or not _opens(m.group()):
         return None
-    if m.group() == "<!--":
-        close = text.find("-->", m.end())
-        return None if close < 0 else close + 3
-    name = re.match(r"<([A-Za-z][\w-]*)", m.group()).group(1).lower()  # type: ignore[union-attr]
+    if m.group() in _DELIMITERS:
+        close = text.find(_DELIMITERS[m.group()], m.end())
+        return None if close < 0 else close + len(_DELIMITERS[m.group()])
+    name = re.match(r"<([A-Za-z][\w-]*)", _plain(m.group())).group(1).lower()  # type: ignore[union-attr]
     depth = 1
     for t in MARKUP.finditer(text, m.end()):
-        tag = t.group().lower()
+        tag = _plain(t.group()).lower()
         if re.match(rf"</?{re.escape(name)}[\s>/]", tag):
             depth += -1 if tag.startswith("</") else 0 if tag.endswith("/>") else 1
             if depth == 0:
@@ -80,11 +84,17 @@ def element_end(text: str, start: int) -> int | None:
 
 def _hides(tag: str) -> bool:
     """The tag opens an element or comment that a browser does not render."""
-    return _opens(tag) and _HIDES.fullmatch(tag) is not None
+    return _opens(tag) and _HIDES.fullmatch(_plain(tag)) is not None
 
 
 def _opens(tag: str) -> bool:
-    return tag == "<!--" or (tag != "-->" and not tag.startswith("</") and not tag.endswith("/>"))
+    tag = _plain(tag)
+    return tag in _DELIMITERS or (tag not in _DELIMITERS.values() and not tag.startswith("</") and not tag.endswith("/>"))
+
+
+def _plain(tag: str) -> str:
+    """The tag as written unescaped ("&lt;/p&gt;" is "</p>")."""
+    return tag.replace("&lt;", "<").replace("&gt;", ">") if tag.startswith("&lt;") else tag
 
 
 def with_markup(text: str, spans: Sequence[Span], tags: Sequence[Span]) -> tuple[Span, ...]:
