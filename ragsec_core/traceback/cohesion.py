@@ -9,7 +9,8 @@ in place, after the block, and with the block cut out, right after the host text
 that reads better after the block (by `COHESION_GAIN` nats per token, mean log-probability) joins it,
 and the test repeats with the grown block; the first sentence that does not join ends it. With fewer
 than `MIN_HOST_WORDS` words of host before the block there is no host story to compare with, and the
-block does not grow.
+block does not grow, nor does a block that ends at a unit its writer closed (`markup.closed_units`: an
+SQL statement's `;`, a JSON record's brace, a diff's last counted line): the writer said where it ends.
 
 The test is one-directional on purpose. Read backwards (does the block read better after the sentence
 before it?), the evidence does not separate a poison's set-up sentence from the host sentence before it:
@@ -22,6 +23,7 @@ unmarked block starts is `premise`'s test instead. The readings are logged and s
 from __future__ import annotations
 
 from ragsec_core._util.text import word_spans
+from ragsec_core.data.markup import closed_units
 from ragsec_core.data.spans import Span, sentence_spans
 from ragsec_core.data.trace import Trace
 from ragsec_core.traceback.evidence import Evidence
@@ -43,11 +45,14 @@ def continues_block(trace: Trace, hit: int, block: Span, sentence: Span, evidenc
 def extend(trace: Trace, hit: int, block: Span, evidence: Evidence) -> Span:
     """The block grown over the sentences after it that continue it, up to the first that does not. A block
     that ends in keyword salad does not grow: salad is no story to continue, and stuffing made of the host's
-    own words makes the host's next sentence read well after it."""
+    own words makes the host's next sentence read well after it. A block that ends at a closed unit's end
+    does not grow either: its writer closed it."""
     text = trace.hits[hit].text
     sentences = sentence_spans(text)
     last = [s for s in sentences if s[0] < block[1] <= s[1] or s[1] == block[1]]
     if last and is_word_salad(text[max(last[-1][0], block[0]) : block[1]], fragment=True):
+        return block
+    if any(u < block[1] == v for u, v in closed_units(text)):
         return block
     end = block[1]
     for sentence in sentences:

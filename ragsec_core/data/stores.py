@@ -1,0 +1,79 @@
+"""Units that a store's serialisation makes: an SQL dump's statement that writes a row, and a news feed's
+item.
+
+A RAG system that indexes a backup or a repository's fixtures holds a database's rows as its dump wrote
+them: `INSERT INTO t (…) VALUES (…, 'text', …);`, or PostgreSQL's `COPY t (…) FROM stdin;` over
+tab-separated lines closed by a line `\\.`. The sentence split reads neither: it cuts the statement at the
+full stops inside its strings and runs the last value, the `');` or the `\\.`, into the host sentence after
+it. The statement is one writer's row and ends at a mark of its own (the `;` after its last tuple, the
+`\\.`), so it is one closed unit (`markup.closed_units`), wherever it stands: prose holds no `VALUES (` nor
+`FROM stdin;`. A statement whose strings or brackets do not close is no unit.
+
+A feed reader's cache holds each item as its feed wrote it: RSS's `<item>` or Atom's `<entry>`, the title,
+link, date and the text (in CDATA, or HTML escaped for XML) as its children. The item is one publisher's,
+from its opening tag to its closing one (`tags.element_end`): a closed unit too, so the claim's block
+takes the title and the date above a claim sentence that names nothing of the question.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ragsec_core._util.text import Span
+from ragsec_core.data.tags import element_end
+
+_NAME = r"[A-Za-z_\"`][\w.\"`]{0,120}"
+_COLUMNS = r"(?:\([^()\n]{0,800}\)[ \t]*)?"
+_INSERT = re.compile(rf"(?<![\w-])(?:INSERT|REPLACE)[ \t]+(?:OR[ \t]+[A-Z]+[ \t]+)?INTO[ \t]+{_NAME}[ \t]*{_COLUMNS}VALUES[ \t]*(?=\()",
+                     re.IGNORECASE)
+_COPY = re.compile(rf"(?<![\w-])COPY[ \t]+{_NAME}[ \t]*{_COLUMNS}FROM[ \t]+stdin;[ \t]*\n", re.IGNORECASE)
+_COPY_END = re.compile(r"\n\\\.(?=\s|$)")
+_FEED_ITEM = re.compile(r"<(?:item|entry)(?:\s[^<>]*)?>", re.IGNORECASE)
+_MAX_ROW = 20000  # characters of a statement's values (or a COPY block) read before it is taken for no row's
+
+
+def statements(text: str) -> tuple[Span, ...]:
+    """The INSERT statements (to the `;` after their last tuple) and COPY blocks (to their `\\.` line) of
+    the text, in order."""
+    found = [(m.start(), end) for m in _INSERT.finditer(text) if (end := _values_end(text, m.end())) is not None]
+    for m in _COPY.finditer(text):
+        close = _COPY_END.search(text, m.end(), m.end() + _MAX_ROW)
+        if close is not None:
+            found.append((m.start(), close.end()))
+    return tuple(sorted(found))
+
+
+def feed_items(text: str) -> tuple[Span, ...]:
+    """The feed items (RSS `<item>`, Atom `<entry>`) of the text that close, each to its closing tag."""
+    return tuple((m.start(), end) for m in _FEED_ITEM.finditer(text) if (end := element_end(text, m.start())) is not None)
+
+
+def _values_end(text: str, i: int) -> int | None:
+    """Where the tuples of an INSERT that start at `i` end: after the `;` that follows the last closing
+    bracket, strings read as SQL writes them (a quotation mark doubled, or escaped with a backslash, inside
+    one), or None where a string or a bracket does not close or no `;` follows."""
+    depth, quote, j, stop = 0, "", i, min(len(text), i + _MAX_ROW)
+    while j < stop:
+        ch = text[j]
+        if quote:
+            if ch == "\\":
+                j += 1
+            elif ch == quote:
+                if text[j + 1 : j + 2] == quote:
+                    j += 1
+                else:
+                    quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth < 0:
+                return None
+        elif depth == 0 and ch == ";":
+            return j + 1
+        elif depth == 0 and not (ch.isspace() or ch == ","):
+            return None  # after a tuple: only a comma and the next tuple, or the `;`
+        j += 1
+    return None
