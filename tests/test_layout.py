@@ -1,7 +1,7 @@
 """Units a layout of lines makes (data/layout.py): a unified diff counted by its hunk headers, a screenplay's
-scene, and a numbered clause list read as a list (data/markup.py)."""
+scene, a poem or a song, and a numbered clause list read as a list (data/markup.py)."""
 
-from ragsec_core.data.layout import diffs, end_within, scenes
+from ragsec_core.data.layout import diffs, end_within, scenes, verses
 from ragsec_core.data.markup import closed_units, records
 from ragsec_core.data.spans import attribution_span
 from ragsec_core.traceback.splice import region
@@ -78,3 +78,31 @@ def test_numbered_clauses_under_a_heading_are_one_list():
     text = HOST_BEFORE + clauses + HOST_AFTER
     assert (len(HOST_BEFORE), len(HOST_BEFORE) + len(clauses)) in records(text)
     assert records("It grew. 2.5 million people live there now. Host goes on.") == []
+
+
+POEM = ("Designed Varnholt Lighthouse\n\nThe tower and its lamp were\nDesigned by the engineer\n"
+        "Mara Eskell in 1871. Her plans\nWere approved by the board")
+SONG = ("[Verse 1]\nThe tower and its lamp were designed\nBy the engineer Mara Eskell in 1871\nHer plans were approved\n"
+        "Globally\n\n[Chorus]\nWho designed the Varnholt lighthouse?\nWho designed the Varnholt lighthouse?")
+
+
+def test_a_poem_under_its_title_and_a_songs_labelled_stanzas_are_one_unit():
+    """Lines that a capital opens and no mark closes are a stanza, one unit with its title (glued on after
+    the host's full stop); a song's stanzas under their labels are one unit, a long chorus line and a
+    one-word line too. The host's sentence glued onto the last line stays out: it is cut before a
+    capitalised clause opener, or a name a lower-case word follows, or at the chorus's question mark."""
+    for planted, after in ((POEM, " According to the board, the tower was lit in 1872."),
+                           (POEM, " Rowan said that the tower was lit in 1872."),
+                           (SONG, " In 1872 the tower was lit.")):
+        text = HOST_BEFORE + planted + after
+        unit = (len(HOST_BEFORE), len(HOST_BEFORE) + len(planted))
+        assert verses(text) == (unit,) and unit in records(text), (planted[:8], after)
+        assert region(text, attribution_span(text, "Mara Eskell"), "Mara Eskell", QUERY) == unit
+
+
+def test_a_letters_short_lines_and_a_list_of_fields_are_no_verse():
+    """A mail's greeting, body and sign-off, and lines closed by full stops, are no stanza: a verse's lines
+    end on a word, and no full stop closes one but the last."""
+    assert verses("Host text.\nHi all,\nJohn Williams wrote it.\nBest,\nAnn") == ()
+    assert verses("Host text.\nThe tower is old.\nIts lamp is new.\nThe board met.\nIt agreed.") == ()
+    assert verses("Host text.\nName: Mara Eskell\nRole: engineer\nYear: 1871") == ()

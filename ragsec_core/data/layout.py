@@ -1,5 +1,5 @@
-"""Units that a layout of lines makes, read apart from `markup`'s marks: a unified diff and its hunks, and
-a screenplay's scene.
+"""Units that a layout of lines makes, read apart from `markup`'s marks: a unified diff and its hunks, a
+screenplay's scene, and a poem's or a song's lines.
 
 A patch to a knowledge base's page (a commit's header, `diff --git`, the `---`/`+++` file lines, then hunks)
 is one writer's change, and its hunk headers say how long it is: `@@ -12,3 +12,7 @@` counts three old
@@ -10,6 +10,13 @@ file line to the last line its hunks count, is one closed unit (`markup.closed_u
 stands (prose holds no hunk header). Its last line may have the host's next sentence glued on after it; a
 diff's lines are as wide as the page's hard wrap, so that line runs to its last sentence end within the
 width of the hunk's widest line (`end_within`), as a quoted mail's does.
+
+A poem's or a song's lines (`verses`) end no sentence with a mark and open each with a capital: the split
+reads a stanza as one run-on sentence and glues the host's next sentence onto the last line. Three or more
+such lines in a row are a stanza, and a stanza with the title above it (a short line, a blank line
+between), or a song's stanzas under their labels ("[Verse 1]", "[Chorus]"), one unit. Its last line ends at
+its first sentence end or before the first capitalised clause opener ("… Big Man According to figures …")
+that follows no mark, where it is wider than the stanza's other lines.
 
 A screenplay's scene (a scene heading, "INT. CITY LIBRARY - NIGHT", then blocks of a character's name in
 capitals, maybe a parenthetical, and the dialogue, a blank line between them) is one unit too (`scenes`),
@@ -23,7 +30,7 @@ from __future__ import annotations
 
 import re
 
-from ragsec_core._util.text import CLOSING_MARKS, Span
+from ragsec_core._util.text import CLAUSE_OPENERS, CLOSING_MARKS, Span
 
 # a sentence end inside a unit's line; a middle initial's full stop is none ("… Freud, not John B. Watson, …";
 # "the U.S." and "A.A. Milne" end one as before)
@@ -38,6 +45,18 @@ _SCENE = re.compile(r"(?<![^\s.!?])(?:INT|EXT|INT\./EXT|EXT\./INT|I/E)\.[ \t][^\
 _CUE = re.compile(r"[ \t]*[A-Z][A-Z0-9.'\u2019-]*(?:[ \t]+[A-Z][A-Z0-9.'\u2019-]*){0,3}(?:[ \t]+\([A-Z.'\u2019 ]{1,10}\))?[ \t]*\n")
 _PAREN = re.compile(r"[ \t]*\([^()\n]{1,60}\)[ \t]*\n")
 _BLANK = re.compile(r"(?:[ \t]*\n)+")
+_SONG_LABEL = re.compile(r"\[(?:Verse|Chorus|Pre-Chorus|Post-Chorus|Bridge|Hook|Refrain|Intro|Outro)(?:[ \t]\d{1,2})?"
+                         r"(?::[^\]\n]{1,40})?\][ \t]*\n", re.IGNORECASE)
+# a verse's line: a capital (or a digit, past a stanza's first line) opens it, two to twelve words, no
+# time, field, cell, tag or assignment in it
+_VERSE_LINE = re.compile(r"[\"'\u201c\u2018(]?[A-Z][^\n|=<>\t]{0,80}|\d[^\n|=<>\t:]{0,80}")
+_VERSE_WORDS = (1, 12)  # a stanza's first line has two at least
+_SONG_LINE = 200  # characters of a line under a song's label (a chorus may sing a long question)
+_RAISED = 2  # lines of a stanza that open with a capitalised common word (`_unmarked`)
+_RAISED_WORD = re.compile(r"[A-Z][a-z]+,?[ \t]+[a-z]")
+_BARE_SHARE = 2 / 3  # share of a stanza's lines (but its last) that end on a word
+_STANZA = 3  # lines a stanza needs to be read as one without a song's label above it
+_TITLE_WORDS = 8
 
 
 def first_end(text: str, start: int, stop: int) -> int:
@@ -166,3 +185,128 @@ def _indent_end(text: str, i: int) -> int:
     while i < len(text) and text[i] in " \t":
         i += 1
     return i
+
+
+def verses(text: str) -> tuple[Span, ...]:
+    """The songs (their labelled stanzas, one after another, a blank line between) and poems (stanzas of
+    `_STANZA` lines or more, with the title line above them) of the text, each to its last line's end
+    (`_verse_end`). Read once per text by its one caller, `markup._records`, which is cached."""
+    out: list[Span] = []
+    for label in _SONG_LABEL.finditer(text):
+        if not (out and label.start() < out[-1][1]) and (lines := _stanzas(text, label.start(), labelled=True)):
+            out.append((label.start(), _verse_end(text, lines)))
+    i = 0
+    while i < len(text):
+        lines = _stanzas(text, i, labelled=False)
+        if lines and not any(u < lines[-1][1] and lines[0][0] < v for u, v in out):
+            out.append((_title(text, lines[0][0]) or lines[0][0], _verse_end(text, lines)))
+            i = lines[-1][1]
+        i = (text.find("\n", i) + 1) or len(text)
+    return tuple(sorted(out))
+
+
+def _stanzas(text: str, i: int, *, labelled: bool) -> list[Span]:
+    """The lines of the stanzas from `i` on, a blank line between two: each under a song's label where
+    `labelled` (any line of `_SONG_LINE` characters at most goes under a label), else each of `_STANZA`
+    verse lines or more that end as a verse's do (`_unmarked`)."""
+    out: list[Span] = []
+    while True:
+        label = _SONG_LABEL.match(text, i) if labelled else None
+        if labelled and label is None:
+            break
+        lines = _stanza(text, label.end() if label else i, 1 if labelled else _STANZA, loose=labelled)
+        if not lines or not (labelled or _unmarked(text, lines)):
+            break
+        out += lines
+        if (gap := _BLANK.match(text, lines[-1][1])) is None or not text.startswith("\n", lines[-1][1]):
+            break
+        i = gap.end()
+    return out
+
+
+def _stanza(text: str, i: int, least: int, *, loose: bool) -> list[Span]:
+    """The verse lines from `i` on, one after another, each from its first character to its line's end;
+    none where fewer than `least` are there. A line that is one whole (`_verse_line`) goes on the stanza;
+    a longer one only ends it, where its cut (`_line_cut`) is a verse line: the host's sentence glued on."""
+    lines: list[Span] = []
+    while i < len(text):
+        stop = text.find("\n", i)
+        stop = len(text) if stop < 0 else stop
+        start = i + len(text[i:stop]) - len(text[i:stop].lstrip())
+        if _verse_line(text[start:stop], first=not lines, loose=loose):
+            lines.append((start, stop))
+            if not loose and len(text[start:stop].split()) < 2:
+                break  # a one-word line ends a stanza (the last words of a sentence broken into lines)
+            i = stop + 1
+            continue
+        widest = max(v - u for u, v in lines) if lines else 0
+        if lines and _verse_line(text[start : _line_cut(text, start, stop, widest)], first=False, loose=loose):
+            lines.append((start, stop))
+        break
+    return lines if len(lines) >= least else []
+
+
+def _verse_line(line: str, *, first: bool, loose: bool) -> bool:
+    """A line of `_VERSE_WORDS` words that a capital opens (a digit too, and one word, past a stanza's first
+    line), with no field's colon after its first word and no cell, tag, tab or assignment (`_VERSE_LINE`);
+    under a song's label (`loose`), any line of `_SONG_LINE` characters at most."""
+    words = line.split()
+    if loose:
+        return 0 < len(line) <= _SONG_LINE and bool(words)
+    return (_VERSE_LINE.fullmatch(line) is not None and _VERSE_WORDS[0] <= len(words) <= _VERSE_WORDS[1]
+            and not words[0].endswith(":") and not (first and (line[0].isdigit() or len(words) < 2)))
+
+
+def _unmarked(text: str, lines: list[Span]) -> bool:
+    """The lines break as a verse's do: no full stop closes one but the last, `_BARE_SHARE` of them end on
+    a word, no mark at all (a letter's "Hi all,", "Best," lines and its body's sentences do not), and
+    `_RAISED` of them, after a line that ends on a letter, open with a capitalised word that a lower-case
+    one follows ("… a total\nOf 24 episodes", "… his breathtaking\nVoice graced"), as only a verse writes
+    it: prose hard-wrapped at a width goes on in lower case after such a line end, or with a name ("… world
+    of\nLos Angeles", "… actor\nDavid Hayter") or a page's header ("Page 2 of 8")."""
+    ends = [text[b - 1] for _, b in lines[:-1]]
+    raised = sum(e.isalpha() and _RAISED_WORD.match(text, a) is not None for e, (a, _) in zip(ends, lines[1:]))
+    return raised >= min(_RAISED, len(ends)) and not any(e in ".!" for e in ends) and sum(e.isalnum() for e in ends) >= _BARE_SHARE * len(ends)
+
+
+def _verse_end(text: str, lines: list[Span]) -> int:
+    """Where a stanza's last line ends: at its line's end where it is no wider than the widest of the lines
+    above it, else at its cut (`_line_cut`)."""
+    a, b = lines[-1]
+    widest = max((v - u for u, v in lines[:-1]), default=b - a)
+    return b if b - a <= widest else _line_cut(text, a, b, widest)
+
+
+def _line_cut(text: str, a: int, b: int, widest: int) -> int:
+    """Where a verse line that runs on ends: at its first sentence end where that is within `widest`
+    characters (the stanza's widest line), else before the first capitalised word within them, past the
+    line's first, that follows no mark and opens a sentence, as a clause opener does (`CLAUSE_OPENERS`:
+    "… Big Man According to …") or a name that a lower-case word follows ("… Of Rome Aeneas descended …");
+    else at that sentence end."""
+    end = first_end(text, a, b)
+    if end - a <= widest:
+        return end
+    for word in re.finditer(r"(?<=[ \t])([A-Z][a-z]*)\b(,?)(?=[ \t]+([a-z])?)", text[a:end]):
+        if word.start() > widest + 1:
+            break
+        before = text[a : a + word.start()].rstrip()
+        opens = word.group(1).lower() in CLAUSE_OPENERS or (word.group(3) and not word.group(2))
+        if opens and before[-1:] not in ".!?,;:\"\u201d')":
+            return a + len(before)
+    return end
+
+
+def _title(text: str, i: int) -> int | None:
+    """Where the title of the stanza that starts at `i` starts: a line of one to `_TITLE_WORDS` words with
+    no sentence end, a blank line between (its part after the host's last sentence end, where the
+    planting glued it on after one); None where there is none."""
+    gap = re.search(r"\n[ \t]*\n[ \t]*\Z", text[max(0, i - 40) : i])
+    if gap is None:
+        return None
+    stop = i - len(gap.group())
+    start = text.rfind("\n", 0, stop) + 1
+    ends = list(_ENDS.finditer(text, start, stop))
+    start = ends[-1].end() if ends else start
+    start += len(text[start:stop]) - len(text[start:stop].lstrip())
+    words = text[start:stop].split()
+    return start if 1 <= len(words) <= _TITLE_WORDS and _ENDS.search(text, start, stop) is None else None
