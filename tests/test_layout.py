@@ -106,3 +106,10 @@ def test_a_letters_short_lines_and_a_list_of_fields_are_no_verse():
     assert verses("Host text.\nHi all,\nJohn Williams wrote it.\nBest,\nAnn") == ()
     assert verses("Host text.\nThe tower is old.\nIts lamp is new.\nThe board met.\nIt agreed.") == ()
     assert verses("Host text.\nName: Mara Eskell\nRole: engineer\nYear: 1871") == ()
+
+
+def test_a_poems_title_glued_after_a_cited_sentence_is_the_poems():
+    """The planting glues the title onto the host's last sentence, which may end with a citation mark."""
+    host = "The books were adapted in the 1960s, as critics wrote.[5] "
+    text = host + POEM + " Rowan said that the tower was lit in 1872."
+    assert verses(text) == ((len(host), len(host) + len(POEM)),)

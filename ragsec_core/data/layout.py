@@ -36,6 +36,7 @@ from ragsec_core._util.text import CLAUSE_OPENERS, CLOSING_MARKS, Span
 # "the U.S." and "A.A. Milne" end one as before)
 SENTENCE_END = rf"(?:(?<!\s[A-Z])\.|[!?]){CLOSING_MARKS}(?=\s|$)"
 _ENDS = re.compile(SENTENCE_END)
+_CITED_END = re.compile(rf"{SENTENCE_END}|[.!?]{CLOSING_MARKS}(?:\[[^\]\n]{{1,12}}\])+(?=\s|$)")  # "….[5]" too
 _COMMIT = r"commit[ \t]+[0-9a-f]{7,40}[ \t]*\n(?:[A-Z][A-Za-z-]{1,24}:[^\n]{0,200}\n)*(?:[ \t]*\n(?:[ \t]{4}[^\n]{0,200}\n)+)?[ \t]*\n"
 _FILES = r"(?:diff[ \t]--git[ \t][^\n]{1,300}\n(?:[a-z][^\n]{0,200}\n){0,3})?---[ \t][^\n]{1,300}\n\+\+\+[ \t][^\n]{1,300}\n"
 _DIFF_HEAD = re.compile(rf"(?:{_COMMIT})?{_FILES}(?=@@)")
@@ -298,14 +299,14 @@ def _line_cut(text: str, a: int, b: int, widest: int) -> int:
 
 def _title(text: str, i: int) -> int | None:
     """Where the title of the stanza that starts at `i` starts: a line of one to `_TITLE_WORDS` words with
-    no sentence end, a blank line between (its part after the host's last sentence end, where the
-    planting glued it on after one); None where there is none."""
+    no sentence end, a blank line between (its part after the host's last sentence end, a citation mark
+    after it too, where the planting glued it on after one); None where there is none."""
     gap = re.search(r"\n[ \t]*\n[ \t]*\Z", text[max(0, i - 40) : i])
     if gap is None:
         return None
     stop = i - len(gap.group())
     start = text.rfind("\n", 0, stop) + 1
-    ends = list(_ENDS.finditer(text, start, stop))
+    ends = list(_CITED_END.finditer(text, start, stop))
     start = ends[-1].end() if ends else start
     start += len(text[start:stop]) - len(text[start:stop].lstrip())
     words = text[start:stop].split()
