@@ -35,10 +35,10 @@ GARAG = ("Tha Varnholt lighthuose stnads onn teh northern breakwatter off the ha
 # the unicode text whose question holds a look-alike letter ("lіghthouse", seed 3: seed 0's changes one word)
 SEEDS = {"soup": 2, "pdf": 2, "unicode": 3}
 # what the attribution rule does not reach yet: a blind article's set-up sentences before the claim and
-# after it (fluent, no query words, no answer, no salad), and a reply's own line
+# after it (fluent, no query words, no answer, no salad); a reply's own line above the attribution is the
+# quoted mail's unit's since r84
 SHORT_OF_WHOLE = {
     "blind": "set-up sentences of a fluent article around its claim",
-    "reply": "the reply's own line above the client's attribution line (no mark sets it apart from the host)",
 }
 # forms whose planted case SmolLM2 does not adopt on any seed 0-9: it garbles the name inside LaTeX's
 # \emph{…} or \textbf{…} ("M.A.E. Skelton"); the form's regions are checked without the model in

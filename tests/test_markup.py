@@ -5,6 +5,7 @@ from ragsec_core.data.markup import (
     json_records,
     lead_in,
     records,
+    replies,
     through_footer,
     through_notes,
     through_sign_off,
@@ -288,12 +289,17 @@ def test_closed_units_are_those_that_end_at_a_mark_of_their_own():
 def test_a_mail_replys_quoted_lines_are_one_unit_with_the_attribution_line_above_them():
     """Two or more lines opened by ">" are one quoted mail with the client's attribution line above them, its
     last line to its last sentence end within the width of its paragraph's widest line (the host sentence
-    glued on after it stays out, also under a question line wider than the paragraph); one quoted line
-    alone is none."""
+    glued on after it stays out, also under a question line wider than the paragraph), and the reply's own
+    line above the attribution, a blank line between, opens it (the host sentence it was glued onto stays
+    out); one quoted line alone is none."""
     t = ("Host ends here. Thanks.\n\nOn Thu, 16 Jan 2025 at 22:14, Ola Brandt <ola@example.org> wrote:\n"
          "> who designed the tower?\n>\n> The tower was designed by Mara Eskell, the harbour's\n"
          "> engineer. Her plans were approved. Host goes on after the quote here.")
-    assert [t[a:b] for a, b in records(t)] == [t[t.index("On Thu") : t.index(" Host goes")]]
+    assert [t[a:b] for a, b in records(t)] == [t[t.index("Thanks.") : t.index(" Host goes")]]
+    assert replies(t) == set()  # the whole message: no reply's line above it left to read
+    flush = t.replace("Thanks.\n\nOn", "On")  # no blank line: no reply's own line to take
+    assert [flush[a:b] for a, b in records(flush)] == [flush[flush.index("On Thu") : flush.index(" Host goes")]]
+    assert replies(flush) == set(records(flush))
     bare = "Host.\n> who designed it?\n> Mara did. Host goes on."
     assert [bare[a:b] for a, b in records(bare)] == [bare[bare.index(">") : bare.index(" Host goes")]]
     assert records("Host.\n> one quoted line. Host goes on.") == []

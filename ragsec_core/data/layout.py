@@ -298,16 +298,23 @@ def _line_cut(text: str, a: int, b: int, widest: int) -> int:
 
 
 def _title(text: str, i: int) -> int | None:
-    """Where the title of the stanza that starts at `i` starts: a line of one to `_TITLE_WORDS` words with
-    no sentence end, a blank line between (its part after the host's last sentence end, a citation mark
-    after it too, where the planting glued it on after one); None where there is none."""
+    """Where the title of the stanza that starts at `i` starts: the line above it (`line_above`) of one to
+    `_TITLE_WORDS` words with no sentence end; None where there is none."""
+    piece = line_above(text, i, _TITLE_WORDS)
+    return piece[0] if piece is not None and _ENDS.search(text, *piece) is None else None
+
+
+def line_above(text: str, i: int, most: int) -> Span | None:
+    """The last sentence of the line above the blank line right before `i` (its part after the line's last
+    sentence end but its own, a citation mark after it too: the planting glues a block's first line onto
+    the host's last sentence), when it has one to `most` words: a poem's title, a mail reply's own line
+    above the client's attribution line. None where no blank line stands right before `i`."""
     gap = re.search(r"\n[ \t]*\n[ \t]*\Z", text[max(0, i - 40) : i])
     if gap is None:
         return None
     stop = i - len(gap.group())
     start = text.rfind("\n", 0, stop) + 1
-    ends = list(_CITED_END.finditer(text, start, stop))
-    start = ends[-1].end() if ends else start
+    ends = [m.end() for m in _CITED_END.finditer(text, start, stop) if m.end() < len(text[:stop].rstrip())]
+    start = ends[-1] if ends else start
     start += len(text[start:stop]) - len(text[start:stop].lstrip())
-    words = text[start:stop].split()
-    return start if 1 <= len(words) <= _TITLE_WORDS and _ENDS.search(text, start, stop) is None else None
+    return (start, stop) if 1 <= len(text[start:stop].split()) <= most else None

@@ -17,7 +17,7 @@ import re
 from functools import lru_cache
 
 from ragsec_core._util.text import CLAUSE_OPENERS, CLOSES_SENTENCE, CLOSING_MARKS, Span
-from ragsec_core.data.layout import SENTENCE_END, diffs, end_within, first_end, scenes, verses
+from ragsec_core.data.layout import SENTENCE_END, diffs, end_within, first_end, line_above, scenes, verses
 from ragsec_core.data.stores import feed_items, statements
 
 _DECODER = json.JSONDecoder()
@@ -79,6 +79,7 @@ _LOG = re.compile(rf"{_STAMP}{_ON}(?:{_STAMP}{_ON})*{_STAMP}{_LAST}")
 _ATTRIBUTION = (r"(?:On[ \t](?:[^\n<>.!?]|[.!?](?!\s)){1,160}?|[A-Z][^\n<>.!?]{0,60}?)(?:[ \t]<[^<>\s]{1,80}>)?"
                 r"[ \t]wrote:[ \t]*\n[ \t]*")
 _WROTE = re.compile(_ATTRIBUTION)
+_REPLY_LINE_WORDS = 12  # words of a reply's own line above the attribution that the quoted mail's unit takes
 _QUOTED = re.compile(rf"(?:{_ATTRIBUTION})?>(?:[^\n]{{0,500}}\n[ \t]*>)+[^\n]*")
 # LaTeX source as a paper's or a handbook's repository holds it: a sectioning command with its label
 # ("\subsection*{…}\label{…}", "\paragraph{…}") is a heading, a unit that leads its text in (`lead_in`)
@@ -289,9 +290,10 @@ def header_blocks(text: str) -> tuple[Span, ...]:
 
 
 def replies(text: str) -> set[Span]:
-    """The units (`records`) that are quoted mails under the client's attribution line ("… wrote:"): a reply
-    stands above the attribution, so a block that starts there may start earlier (the reply's own lines,
-    which `premise` reads as before a block that opens unmarked)."""
+    """The units (`records`) that are quoted mails that start at the client's attribution line ("… wrote:"):
+    a reply stands above the attribution, so a block that starts there may start earlier (the reply's own
+    lines, which `premise` reads as before a block that opens unmarked). A unit that took the reply's own
+    line above (`_quoted`) is the whole message already, and is none of these."""
     quoted = _quoted(text)
     return {u for u in records(text) if u in quoted and _WROTE.match(text, u[0]) is not None}
 
@@ -300,14 +302,17 @@ def replies(text: str) -> set[Span]:
 def _quoted(text: str) -> tuple[Span, ...]:
     """The quoted mails of the text (`_QUOTED`), each cut after its last line's last sentence end within the
     width of the widest line of its paragraph above (of the whole quote when the last line is a paragraph
-    of its own); at the line's first sentence end when none is within it. Read once per text: `_records`
+    of its own); at the line's first sentence end when none is within it. A reply's own last line above
+    the attribution, a blank line between (`layout.line_above`: "Thanks, that settles it."), starts it:
+    the reply and the mail it quotes are one message. Read once per text: `_records`
     and `replies` (asked on every block the boundary draws) want the same chunk's."""
     out = []
     for a, b in _line_units(_QUOTED, text):
         last = text.rfind("\n", a, b) + 1
         lines = [line.strip() for line in text[a:last].split("\n") if line.lstrip().startswith(">")]
         para = lines[max((i for i, line in enumerate(lines) if line == ">"), default=-1) + 1:]
-        out.append((a, end_within(text, last, b, max(len(line) for line in para or lines))))
+        own = line_above(text, a, _REPLY_LINE_WORDS) if _WROTE.match(text, a) is not None else None
+        out.append((own[0] if own else a, end_within(text, last, b, max(len(line) for line in para or lines))))
     return tuple(out)
 
 
