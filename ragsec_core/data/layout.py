@@ -13,10 +13,12 @@ width of the hunk's widest line (`end_within`), as a quoted mail's does.
 
 A poem's or a song's lines (`verses`) end no sentence with a mark and open each with a capital: the split
 reads a stanza as one run-on sentence and glues the host's next sentence onto the last line. Three or more
-such lines in a row are a stanza, and a stanza with the title above it (a short line, a blank line
-between), or a song's stanzas under their labels ("[Verse 1]", "[Chorus]"), one unit. Its last line ends at
-its first sentence end or before the first capitalised clause opener ("… Big Man According to figures …")
-that follows no mark, where it is wider than the stanza's other lines.
+such lines in a row that end on a word, two of them opened by a capitalised common word (`_unmarked`), are
+a stanza, and a stanza with the title above it (a short line, a blank line between), or a song's stanzas
+under their labels ("[Verse 1]", "[Chorus]"), one unit. Where its last line is wider than the stanza's
+other lines, the host's sentence was glued on: the line ends at its first sentence end within the widest
+line, else before a capitalised clause opener ("… Big Man According to figures …") or a name that a
+lower-case word follows, where no mark precedes it (`_line_cut`).
 
 A screenplay's scene (a scene heading, "INT. CITY LIBRARY - NIGHT", then blocks of a character's name in
 capitals, maybe a parenthetical, and the dialogue, a blank line between them) is one unit too (`scenes`),
@@ -48,8 +50,8 @@ _PAREN = re.compile(r"[ \t]*\([^()\n]{1,60}\)[ \t]*\n")
 _BLANK = re.compile(r"(?:[ \t]*\n)+")
 _SONG_LABEL = re.compile(r"\[(?:Verse|Chorus|Pre-Chorus|Post-Chorus|Bridge|Hook|Refrain|Intro|Outro)(?:[ \t]\d{1,2})?"
                          r"(?::[^\]\n]{1,40})?\][ \t]*\n", re.IGNORECASE)
-# a verse's line: a capital (or a digit, past a stanza's first line) opens it, two to twelve words, no
-# time, field, cell, tag or assignment in it
+# a verse's line: a capital (or a digit, past a stanza's first line) opens it, one to twelve words (two on a
+# stanza's first line), no time, field, cell, tag or assignment in it
 _VERSE_LINE = re.compile(r"[\"'\u201c\u2018(]?[A-Z][^\n|=<>\t]{0,80}|\d[^\n|=<>\t:]{0,80}")
 _VERSE_WORDS = (1, 12)  # a stanza's first line has two at least
 _SONG_LINE = 200  # characters of a line under a song's label (a chorus may sing a long question)
@@ -314,7 +316,8 @@ def line_above(text: str, i: int, most: int) -> Span | None:
         return None
     stop = i - len(gap.group())
     start = text.rfind("\n", 0, stop) + 1
-    ends = [m.end() for m in _CITED_END.finditer(text, start, stop) if m.end() < len(text[:stop].rstrip())]
+    own_end = start + len(text[start:stop].rstrip())  # the line's own last sentence end is not the host's
+    ends = [m.end() for m in _CITED_END.finditer(text, start, stop) if m.end() < own_end]
     start = ends[-1] if ends else start
     start += len(text[start:stop]) - len(text[start:stop].lstrip())
     return (start, stop) if 1 <= len(text[start:stop].split()) <= most else None

@@ -1,4 +1,5 @@
-"""Markup tags inside a passage: HTML's elements and comments, and LaTeX's commands.
+"""Markup tags inside a passage: HTML's elements and comments (escaped for XML too, as a feed carries them),
+XML's CDATA marks, and LaTeX's commands.
 
 A scraper that keeps HTML leaves tags in a chunk, and a repository of LaTeX sources leaves commands. Tags are
 no words of a sentence (`MARKUP`, `TEX_MARK`); the sentence split reads the prose with them blanked out
