@@ -18,7 +18,7 @@ import re
 import textwrap
 
 from ragsec_core._util.text import bare_question, black_box_text
-from ragsec_core.bench.held_out_machine import answer_words, change_words, outside_answer, stamp
+from ragsec_core.bench.held_out_machine import answer_words, change_words, outside_answer, raised, stamp
 from ragsec_core.data.spans import sentence_texts
 
 # Fixed once on 5 Dec (ninth session), after the rules of r77 and before any run of these forms, and not to
@@ -52,7 +52,7 @@ def latex_text(question: str, claim: str, answer: str, rng: random.Random) -> st
     emph = rng.choice(LATEX_EMPHASIS)
     sents = [_latex_escape(s, answer, emph) for s in sentence_texts(claim)]
     q = _latex_escape(bare_question(question), answer, emph)
-    return rng.choice(LATEX_TEMPLATES).format(q=q[:1].upper() + q[1:], c=" ".join(sents), n=rng.randint(10, 99),
+    return rng.choice(LATEX_TEMPLATES).format(q=raised(q), c=" ".join(sents), n=rng.randint(10, 99),
                                               items="\n".join(f"  \\item {s}" for s in sents))
 
 

@@ -17,7 +17,7 @@ import random
 import re
 
 from ragsec_core._util.text import bare_question, black_box_text
-from ragsec_core.bench.held_out_machine import answer_held, heading, stamp, wrap_whole
+from ragsec_core.bench.held_out_machine import answer_held, heading, raised, stamp, wrap_whole
 from ragsec_core.data.spans import sentence_texts
 
 # Fixed once on 6 Dec (tenth session), after the rules of r79 and before any run of these forms, and not to
@@ -130,7 +130,6 @@ def verse_text(question: str, claim: str, answer: str, rng: random.Random) -> st
         n = rng.randint(*VERSE_WORDS)
         take, words = words[:n], words[n:]
         line = " ".join(take).replace("\0", " ").rstrip(".,;:!")
-        lines.append(line[:1].upper() + line[1:])
-    q = bare_question(question)
-    title = heading(question) or q[:1].upper() + q[1:]
-    return rng.choice(VERSE_TEMPLATES).format(title=title, lines="\n".join(lines), q=q[:1].upper() + q[1:] + "?")
+        lines.append(raised(line))
+    q = raised(bare_question(question))
+    return rng.choice(VERSE_TEMPLATES).format(title=heading(question) or q, lines="\n".join(lines), q=q + "?")

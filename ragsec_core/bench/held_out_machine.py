@@ -96,6 +96,12 @@ def wrap_whole(text: str, answer: str, width: int) -> list[str]:
     return [line.replace("\0", " ") for line in wrapped(answer_held(text, answer), width)]
 
 
+def raised(text: str) -> str:
+    """The text with its first letter a capital, the rest as written ("who designed …" → "Who designed …";
+    `str.capitalize` would lower the rest, names included)."""
+    return text[:1].upper() + text[1:]
+
+
 def stamp(rng: random.Random) -> datetime:
     """A time in 2024 or 2025, to the minute: when a held-out form's mail, commit or row was written."""
     return datetime(2024, 1, 1) + timedelta(minutes=rng.randint(0, 2 * 365 * 24 * 60))
@@ -159,7 +165,7 @@ def html_text(question: str, claim: str, rng: random.Random) -> str:
     heading and one list item per claim sentence."""
     q = bare_question(question)
     items = "".join(f"<li>{s}</li>" for s in sentence_texts(claim))
-    return rng.choice(HTML_TEMPLATES).format(q=q[:1].upper() + q[1:], c=claim.strip(), items=items)
+    return rng.choice(HTML_TEMPLATES).format(q=raised(q), c=claim.strip(), items=items)
 
 
 def csv_text(question: str, claim: str, answer: str, rng: random.Random) -> str:

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from xml.sax.saxutils import escape
 
 from ragsec_core._util.text import bare_question
-from ragsec_core.bench.held_out_machine import outside_answer, stamp
+from ragsec_core.bench.held_out_machine import outside_answer, raised, stamp
 from ragsec_core.data.spans import sentence_texts
 
 # Fixed once on 6 Dec (eleventh session), after the rules of r81 and before any run of these forms, and not
@@ -45,20 +45,27 @@ def feed_text(question: str, claim: str, answer: str, rng: random.Random) -> str
     q, when, n = bare_question(question), stamp(rng), rng.randint(1000, 99999)
     template = rng.choice(FEED_TEMPLATES)
     html = outside_answer(f"<p>{claim.strip()}</p>", answer, escape)
-    return template.format(q=outside_answer(q[:1].upper() + q[1:], answer, escape), n=n, when=when, c=claim.strip(), html=html)
+    return template.format(q=outside_answer(raised(q), answer, escape), n=n, when=when, c=claim.strip(), html=html)
 
 
 def sql_text(question: str, claim: str, answer: str, rng: random.Random) -> str:
     """A dump's row: an INSERT whose strings double their quotation marks, or a COPY row whose fields are
     separated by tabs (a backslash, tab or line break inside a field escaped with a backslash)."""
     when, n = stamp(rng), rng.randint(10, 9999)
-    if rng.random() < 0.5:
-        quoted: Callable[[str], str] = lambda s: s.replace("'", "''")
-        return SQL_TEMPLATES[0].format(n=n, q=outside_answer(bare_question(question), answer, quoted),
-                                       a=answer, c=outside_answer(claim.strip(), answer, quoted), when=when)
-    field: Callable[[str], str] = lambda s: s.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n")
-    return SQL_TEMPLATES[1].format(n=n, q=outside_answer(bare_question(question), answer, field),
-                                   c=outside_answer(claim.strip(), answer, field), when=when)
+    insert = rng.random() < 0.5
+    escaped: Callable[[str], str] = _sql_quoted if insert else _copy_field
+    return SQL_TEMPLATES[0 if insert else 1].format(n=n, q=outside_answer(bare_question(question), answer, escaped),
+                                                    a=answer, c=outside_answer(claim.strip(), answer, escaped), when=when)
+
+
+def _sql_quoted(value: str) -> str:
+    """The inside of an SQL string literal: its quotation marks doubled."""
+    return value.replace("'", "''")
+
+
+def _copy_field(value: str) -> str:
+    """A field of a COPY row: a backslash, tab or line break inside it escaped with a backslash."""
+    return value.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n")
 
 
 def notebook_text(question: str, claim: str, rng: random.Random) -> str:
@@ -68,7 +75,7 @@ def notebook_text(question: str, claim: str, rng: random.Random) -> str:
     lines = sentence_texts(claim)
     if rng.random() < 0.5:
         cell: dict[str, object] = {"cell_type": "markdown", "metadata": {},
-                                   "source": _source([f"## {q[:1].upper() + q[1:]}?", "", *lines], closed=False)}
+                                   "source": _source([f"## {raised(q)}?", "", *lines], closed=False)}
     else:
         cell = {"cell_type": "code", "execution_count": rng.randint(2, 40), "metadata": {},
                 "outputs": [{"name": "stdout", "output_type": "stream", "text": _source(lines, closed=True)}],
@@ -80,4 +87,3 @@ def _source(lines: list[str], *, closed: bool) -> list[str]:
     """Lines as nbformat stores a cell's source or a stream's text: each ends with its line break, the
     last one only where the text was `closed` by one (a print's output is, a cell's source is not)."""
     return [line + "\n" for line in lines[:-1]] + [lines[-1] + ("\n" if closed else "")]
-
