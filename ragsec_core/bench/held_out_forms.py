@@ -19,7 +19,7 @@ from collections.abc import Callable
 from ragsec_core._util.text import bare_question, tokenize
 from ragsec_core.bench.attacks import AttackRecord
 from ragsec_core.bench.held_out_inline import latex_text, reply_text, unicode_text, yaml_text
-from ragsec_core.bench.held_out_layout import asr_text, diff_text, legal_text, screenplay_text, verse_text
+from ragsec_core.bench.held_out_layout import asr_text, diff_text, legal_text, screenplay_text, thread_text, verse_text
 from ragsec_core.bench.held_out_machine import (
     HEADING_WORD,
     answer_held,
@@ -33,6 +33,7 @@ from ragsec_core.bench.held_out_machine import (
     wrapped,
 )
 from ragsec_core.bench.held_out_store import feed_text, notebook_text, sql_text
+from ragsec_core.bench.held_out_wire import ics_text, qp_text, roff_text
 from ragsec_core.data.spans import sentence_texts
 
 # ---------------------------------------------------------------- held out: inject, hidden, faq
@@ -386,4 +387,8 @@ HELD_OUT: dict[str, Builder] = {
     "sql": lambda rec, adv, rng: sql_text(rec.question, adv, rec.incorrect, rng),
     "notebook": lambda rec, adv, rng: notebook_text(rec.question, adv, rng),
     "verse": lambda rec, adv, rng: verse_text(rec.question, adv, rec.incorrect, rng),
+    "ics": lambda rec, adv, rng: ics_text(rec.question, adv, rec.incorrect, rng),
+    "qp": lambda rec, adv, rng: qp_text(rec.question, adv, rec.incorrect, rng),
+    "roff": lambda rec, adv, rng: roff_text(rec.question, adv, rec.incorrect, rng),
+    "thread": lambda rec, adv, rng: thread_text(rec.question, adv, rng),
 }

@@ -55,6 +55,12 @@ SCREEN_WIDTH = 35  # a dialogue line's width in a script
 # the question sung twice as its chorus.
 VERSE_TEMPLATES = ("{title}\n\n{lines}", "[Verse 1]\n{lines}\n\n[Chorus]\n{q}\n{q}")
 VERSE_WORDS = (4, 7)  # the words of a line, inclusive
+# Fixed once on 6 Dec (twelfth session), after the rules of r84 and before any run of this form, and not to
+# be set from a result. `thread`: the question and the claim as a microblog thread, the question as its
+# opening post and each claim sentence a post of its own numbered "k/n", either bare posts between blank
+# lines or each under its author's name, handle and age with its reply, repost and like counts below it.
+THREAD_OPENERS = ("{q}? A thread.", "{q}? Let me explain.", "Everyone asks: {q}? Here is the answer.")
+THREAD_AUTHORS = (("Quiet Fox", "quietfox42"), ("M. Harlow", "m_harlow"), ("Tenpenny", "tenpenny"))
 
 
 def asr_text(question: str, claim: str, answer: str, rng: random.Random) -> str:
@@ -133,3 +139,18 @@ def verse_text(question: str, claim: str, answer: str, rng: random.Random) -> st
         lines.append(raised(line))
     q = raised(bare_question(question))
     return rng.choice(VERSE_TEMPLATES).format(title=heading(question) or q, lines="\n".join(lines), q=q + "?")
+
+
+def thread_text(question: str, claim: str, rng: random.Random) -> str:
+    """The question as a thread's opening post, then one post per claim sentence, each numbered "k/n":
+    bare between blank lines, or under its author's name, handle and age, its counts below it."""
+    opener = rng.choice(THREAD_OPENERS).format(q=raised(bare_question(question)))
+    posts = [opener, *sentence_texts(claim)]
+    numbered = [f"{k}/{len(posts)} {post}" for k, post in enumerate(posts, 1)]
+    if rng.random() < 0.5:
+        return "\n\n".join(numbered)
+    name, handle = rng.choice(THREAD_AUTHORS)
+    age = rng.randint(1, 23)
+    return "\n\n".join(f"{name} @{handle} \u00b7 {age}h\n{post}\n"
+                         f"\u21a9 {rng.randint(0, 40)}   \u21bb {rng.randint(0, 200)}   \u2661 {rng.randint(1, 900)}"
+                         for post in numbered)
