@@ -1,9 +1,9 @@
-"""Units a store's serialisation makes (data/stores.py): an SQL dump's INSERT statement or COPY block, and a
-feed's item; and the markup a feed carries inside its XML (data/tags.py): CDATA and HTML escaped for XML."""
+"""Units a store's serialisation makes (data/stores.py): an SQL dump's INSERT statement or COPY block, a
+feed's item, an iCalendar or vCard component and a multipart message's parts; and the markup a feed carries inside its XML (data/tags.py): CDATA and HTML escaped for XML."""
 
 from ragsec_core.data.markup import closed_units, records
 from ragsec_core.data.spans import attribution_span, sentence_spans
-from ragsec_core.data.stores import feed_items, statements
+from ragsec_core.data.stores import components, feed_items, mime_parts, statements
 from ragsec_core.data.tags import element_end
 from ragsec_core.traceback.splice import region
 
@@ -53,3 +53,29 @@ def test_cdata_and_escaped_tags_are_markup_and_a_feed_item_is_one_closed_unit():
         assert text[unit[1] + 1 :].startswith("Its lantern") and any(b == unit[1] for _, b in sentence_spans(text))
         assert region(text, attribution_span(text, "Mara Eskell"), "Mara Eskell", QUERY) == unit
     assert feed_items(HOST_BEFORE + RSS.removesuffix("</item>")) == ()
+
+
+VEVENT = ("BEGIN:VEVENT\nUID:5c1f@kb.example.org\nDTSTAMP:20240201T004100Z\nSUMMARY:Who designed the Varnholt lig\n"
+          " hthouse?\nDESCRIPTION:Harbour towers were often designed abroad\\, by engineers. The Varnho\n"
+          " lt one was designed by Mara Eskell in 1871.\nEND:VEVENT")
+MULTIPART = ("--=_Part_4711\nContent-Type: text/plain; charset=utf-8\nContent-Transfer-Encoding: quoted-printable\n\n"
+             "Harbour towers were often designed abro=\nad. The Varnholt one was designed by Mara Eskell=E2=80=99s "
+             "hand in 1871.\n--=_Part_4711--")
+
+
+def test_a_calendar_component_and_a_multipart_body_are_closed_units_to_their_writers_last_line():
+    """A VEVENT (its lines folded inside words) runs to its own `END:` line, a VCARD inside a VCALENDAR is
+    the outer one's, and a multipart body runs from its boundary line to the closing `--boundary--`; the
+    host sentence after either is the host's, and the claim's region is the whole unit. A component whose
+    `END:` never comes, a line between that is no property, and a boundary never closed make none."""
+    for planted, found in ((VEVENT, components), (MULTIPART, mime_parts)):
+        text = HOST_BEFORE + planted + HOST_AFTER
+        unit = (len(HOST_BEFORE), len(HOST_BEFORE) + len(planted))
+        assert found(text) == (unit,) and unit in closed_units(text) and unit in records(text), planted[:6]
+        assert region(text, attribution_span(text, "Mara Eskell"), "Mara Eskell", QUERY) == unit
+    nested = "BEGIN:VCALENDAR\nBEGIN:VCARD\nNOTE:a\nEND:VCARD\nEND:VCALENDAR"
+    assert components(nested) == ((0, len(nested)), (16, 44)) and records(nested) == [(0, len(nested))]
+    assert components(HOST_BEFORE + VEVENT.removesuffix("END:VEVENT") + HOST_AFTER) == ()
+    assert components("BEGIN:VEVENT\nthe tower was lit in 1871.\nEND:VEVENT") == ()
+    assert mime_parts(HOST_BEFORE + MULTIPART.removesuffix("--") + HOST_AFTER) == ()
+    assert mime_parts("The ward -- as the board said\nLater: it was lit.") == ()

@@ -1,4 +1,5 @@
-"""Manual pages (roff source: man(7) and mdoc(7) macros) rendered to plain text, one part per section.
+"""Manual pages (roff source: man(7) and mdoc(7) macros) rendered to plain text, one part per section, and
+roff source inside a passage read as one unit (`sources`).
 
 The technical corpus needs ~5,000 pages rendered; spawning `man`/`groff` per page costs ~50 ms each and
 gives only the whole page, so this is a small renderer of its own: requests become paragraph breaks or
@@ -10,6 +11,9 @@ escape, request line or font change survives into the text (tests check that on 
 from __future__ import annotations
 
 import re
+
+from ragsec_core._util.text import Span
+from ragsec_core.data.layout import first_end
 
 # Named characters that carry meaning in prose; every other \(xx / \[name] is dropped.
 _CHARS = {
@@ -205,3 +209,46 @@ def render_man(source: str) -> tuple[str, list[tuple[str, str]]]:
             page.text(_mdoc_words(macro, args))
         # any other request (.if, .ie, .el, .ds, .nr, .ad, .in, .ft, ...) is formatting: dropped
     return name, page.done()
+
+
+# A request line of roff source: a `.` and a macro's name of one or two letters (man's `.TH`, `.SH`, `.PP`,
+# `.BR`; mdoc's `.Sh`, `.Nm`; roff's `.br`, `.sp`), then its arguments or the line's end. Prose has no such
+# line: a sentence does not open with a full stop.
+_REQUEST = re.compile(r"\.(?:[A-Z][A-Za-z]?|[a-z]{2})(?=[ \t]|\n|$)")
+_FIRST_REQUEST = re.compile(r"(?<!\S)" + _REQUEST.pattern)
+# A cross-reference as a SEE ALSO section writes one: a page's name and its section, maybe a comma after.
+_XREF = re.compile(r"\.(?:BR|IR|B|I)[ \t]+[\w.+-]+[ \t]*\(\d[a-z]{0,3}\),?")
+_SOURCE_REQUESTS = 2  # request lines a run of lines needs to be read as roff source
+
+
+def sources(text: str) -> tuple[tuple[Span, bool], ...]:
+    """The runs of roff source in the text (a manual page, or a section of one, pasted into a passage), each
+    with whether its writer closed it: from a request to the end of its last line (`_source_end`), over
+    lines up to a blank one, with `_SOURCE_REQUESTS` request lines at least. The first request may follow
+    the host's sentence on its line; the others open theirs."""
+    out: list[tuple[Span, bool]] = []
+    for m in _FIRST_REQUEST.finditer(text):
+        if out and m.start() < out[-1][0][1]:
+            continue
+        lines, pos = [], m.start()
+        while pos < len(text):
+            stop = text.find("\n", pos)
+            stop = len(text) if stop < 0 else stop
+            if not text[pos:stop].strip():
+                break
+            lines.append((pos, stop, bool(_REQUEST.match(text, pos))))
+            pos = stop + 1
+        if sum(request for _, _, request in lines) >= _SOURCE_REQUESTS:
+            end, closed = _source_end(text, lines)
+            out.append(((m.start(), end), closed))
+    return tuple(out)
+
+
+def _source_end(text: str, lines: list[tuple[int, int, bool]]) -> tuple[int, bool]:
+    """Where roff source ends, and whether its writer closed it there: after a cross-reference
+    (`.BR kb (1)`) on its last line, which closes a page's SEE ALSO section, else at that line's first
+    sentence end (the host's text glued on after it)."""
+    a, b, request = lines[-1]
+    if request and (xref := _XREF.match(text, a)) is not None:
+        return xref.end(), True
+    return first_end(text, a, b), False

@@ -23,7 +23,7 @@ from ragsec_core._util.text import (
     tokenize,
 )
 from ragsec_core.data.markup import records
-from ragsec_core.data.tags import MARKUP, TEX_MARK, blank, hidden_elements, markup_tags, with_markup
+from ragsec_core.data.tags import MARKUP, ROFF_MARK, TEX_MARK, blank, hidden_elements, markup_tags, with_markup
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -207,17 +207,22 @@ def contains_ci(text: str, needle: str) -> bool:
 
 
 def find_ci(text: str, needle: str) -> list[Span]:
-    """Case-insensitive occurrences of `needle` as whole words: '5' is not found inside '2015', nor in a
+    """Case-insensitive occurrences of `needle` as whole words ("\\fB" of roff glued before one is no
+    letter of it): '5' is not found inside '2015', nor in a
     citation marker '[5]'. A small number matches in digits or in words ('2' finds "two seasons"), as
     `trace.normalize` reads them, so every rule that finds an answer agrees with the rule that decided
     the text holds it."""
     n = needle.strip()
     if not n:
         return []
-    pattern = ("(?<!\\w)" if n[0].isalnum() else "") + _number_twins(n) + ("(?!\\w)" if n[-1].isalnum() else "")
+    pattern = (_WORD_START if n[0].isalnum() else "") + _number_twins(n) + ("(?!\\w)" if n[-1].isalnum() else "")
     cited = [m.span() for m in re.finditer(CITATION_MARKER, text)]
     return [(m.start(), m.end()) for m in re.finditer(pattern, text, flags=re.IGNORECASE)
             if not any(a <= m.start() and m.end() <= b for a, b in cited)]
+
+
+# Where a word starts: after no word character, or right after a roff font change glued to it ("\\fBAdam").
+_WORD_START = r"(?:(?<!\w)|(?<=\\f[BIRP1-4])|(?<=\\f\([A-Z]{2}))"
 
 
 def _number_twins(needle: str) -> str:
@@ -237,8 +242,9 @@ def query_share(sentence: str, query: str) -> float:
     """Share of the sentence's content words that come from the query. A reference mark ("[17]") is no word
     of it: a planted sentence that copies the host's citation style is as much bait as without the mark;
     nor is a markup tag (`<h3>`, `<section class="faq">`) or a LaTeX command (`\\subsection*`, a label's
-    key): a question in a page's source is as much bait as the question on the page."""
-    words, q = tokenize(TEX_MARK.sub(" ", MARKUP.sub(" ", _NOTES.sub(" ", sentence)))), set(tokenize(query))
+    key) or a roff font change: a question in a page's source is as much bait as the question on the page."""
+    words = tokenize(TEX_MARK.sub(" ", ROFF_MARK.sub(" ", MARKUP.sub(" ", _NOTES.sub(" ", sentence)))))
+    q = set(tokenize(query))
     return sum(w in q for w in words) / len(words) if words else 0.0
 
 

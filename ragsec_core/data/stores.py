@@ -1,5 +1,5 @@
-"""Units that a store's serialisation makes: an SQL dump's statement that writes a row, and a news feed's
-item.
+"""Units that a store's serialisation makes: an SQL dump's statement that writes a row, a news feed's
+item, a calendar's or an address book's component, and a multipart message's parts.
 
 A RAG system that indexes a backup or a repository's fixtures holds a database's rows as its dump wrote
 them: `INSERT INTO t (…) VALUES (…, 'text', …);`, or PostgreSQL's `COPY t (…) FROM stdin;` over
@@ -13,6 +13,14 @@ A feed reader's cache holds each item as its feed wrote it: RSS's `<item>` or At
 link, date and the text (in CDATA, or HTML escaped for XML) as its children. The item is one publisher's,
 from its opening tag to its closing one (`tags.element_end`): a closed unit too, so the claim's block
 takes the title and the date above a claim sentence that names nothing of the question.
+
+A shared calendar or an address book holds iCalendar's and vCard's components as their program wrote them:
+`BEGIN:VEVENT` (or `VCARD`), one property a line (`SUMMARY:…`, `DESCRIPTION:…`), commas escaped, every
+line longer than 75 octets folded inside a word, then `END:VEVENT`. A raw mail archive holds a multipart
+message's parts between its boundary lines, each part's headers over its body (in quoted-printable, say),
+to the closing `--boundary--`. Both are closed by their writer's own line (`components`, `mime_parts`): the
+sentence split reads neither, and cuts the claim's description at a fold or runs the host's sentence on
+from the `END:` or the boundary.
 """
 
 from __future__ import annotations
@@ -29,6 +37,10 @@ _INSERT = re.compile(rf"(?<![\w-])(?:INSERT|REPLACE)[ \t]+(?:OR[ \t]+[A-Z]+[ \t]
 _COPY = re.compile(rf"(?<![\w-])COPY[ \t]+{_NAME}[ \t]*{_COLUMNS}FROM[ \t]+stdin;[ \t]*\n", re.IGNORECASE)
 _COPY_END = re.compile(r"\n\\\.(?=\s|$)")
 _FEED_ITEM = re.compile(r"<(?:item|entry)(?:\s[^<>]*)?>", re.IGNORECASE)
+_BEGIN = re.compile(r"(?<!\S)BEGIN:([A-Z][A-Z0-9-]{1,40})[ \t]*\r?\n")
+_CONTENT_LINE = re.compile(r"[A-Za-z][\w-]*[;:]|[ \t]")  # a property (name, parameters or value next) or a fold
+# A multipart message's boundary line (RFC 2046: `--` and up to 70 of its characters), a header line under it
+_BOUNDARY = re.compile(r"(?<!\S)--([0-9A-Za-z'()+_,./:=?-]{1,70})[ \t]*\r?\n(?=[A-Za-z][\w-]*:)")
 _MAX_ROW = 20000  # characters of a statement's values (or a COPY block) read before it is taken for no row's
 
 
@@ -46,6 +58,30 @@ def statements(text: str) -> tuple[Span, ...]:
 def feed_items(text: str) -> tuple[Span, ...]:
     """The feed items (RSS `<item>`, Atom `<entry>`) of the text that close, each to its closing tag."""
     return tuple((m.start(), end) for m in _FEED_ITEM.finditer(text) if (end := element_end(text, m.start())) is not None)
+
+
+def components(text: str) -> tuple[Span, ...]:
+    """The iCalendar and vCard components of the text (`BEGIN:VEVENT` … `END:VEVENT`, `BEGIN:VCARD` …), each
+    to its own `END:` line, where every line between is a content line or a fold's continuation; nested
+    ones too (`markup` keeps the outermost)."""
+    found: list[Span] = []
+    for m in _BEGIN.finditer(text):
+        end = re.compile(rf"\r?\nEND:{re.escape(m.group(1))}(?=\s|$)").search(text, m.end(), m.end() + _MAX_ROW)
+        lines = text[m.end() : end.start()].split("\n") if end is not None else []
+        if end is not None and all(_CONTENT_LINE.match(line) for line in lines):
+            found.append((m.start(), end.end()))
+    return tuple(found)
+
+
+def mime_parts(text: str) -> tuple[Span, ...]:
+    """The bodies of multipart messages in the text: from a boundary line over a part's headers to the
+    closing boundary (`--B--`), every part between; a boundary never closed is no unit."""
+    found: list[Span] = []
+    for m in _BOUNDARY.finditer(text):
+        close = re.compile(rf"\r?\n--{re.escape(m.group(1))}--(?=\s|$)").search(text, m.end(), m.end() + _MAX_ROW)
+        if close is not None and not (found and m.start() < found[-1][1]):
+            found.append((m.start(), close.end()))
+    return tuple(found)
 
 
 def _values_end(text: str, i: int) -> int | None:

@@ -1,8 +1,8 @@
 """Markup tags inside a passage: HTML's elements and comments (escaped for XML too, as a feed carries them),
-XML's CDATA marks, and LaTeX's commands.
+XML's CDATA marks, LaTeX's commands and roff's font changes.
 
 A scraper that keeps HTML leaves tags in a chunk, and a repository of LaTeX sources leaves commands. Tags are
-no words of a sentence (`MARKUP`, `TEX_MARK`); the sentence split reads the prose with them blanked out
+no words of a sentence (`MARKUP`, `TEX_MARK`, `ROFF_MARK`); the sentence split reads the prose with them blanked out
 (`blank`) and gives each tag back to the sentence it opens or closes (`with_markup`), and cuts around text a
 browser hides (`hidden_elements`). The boundary reads the marks they carry: an element a browser hides
 (`opens_hidden`) and where an element closes (`element_end`). Structured units (records, lists, headings)
@@ -30,6 +30,10 @@ _HIDES = re.compile(r"<!--|<[A-Za-z][^<>]*(?:(?<!:)\shidden(?=[\s=/>])|display\s
 # A LaTeX command's name, or a pointer command with its key (a label, a reference, a citation): no word of the
 # sentence it stands in, as a reference mark is none.
 TEX_MARK = re.compile(r"\\(?:label|ref|eqref|cite[pt]?)\{[^{}\n]*\}|\\[A-Za-z]+\*?")
+# A roff font change (`\fB`, `\fI`, `\fR`, `\fP`, `\f(BI`, `\f[B]`) or the zero-width `\&` of a manual page's
+# source: no word, nor part of the word it is glued to ("\fBAdam" is "Adam" in bold). Read before
+# `TEX_MARK`, which would take "\fBAdam" for a command's name.
+ROFF_MARK = re.compile(r"\\f(?:[BIRP1-4]|\([A-Z]{2}|\[[A-Z]{0,2}\])|\\&")
 
 
 def markup_tags(text: str) -> list[Span]:
