@@ -5,6 +5,7 @@ its font changes are no letters of the words they are glued to (data/spans.py `f
 from ragsec_core.data.markup import closed_units, records
 from ragsec_core.data.roff import sources
 from ragsec_core.data.spans import attribution_span, find_ci, query_share
+from ragsec_core.data.trace import contains_norm
 from ragsec_core.traceback.splice import region
 
 QUERY = "Who designed the Varnholt lighthouse?"
@@ -36,9 +37,11 @@ def test_prose_and_a_lone_request_are_no_roff_source():
 
 
 def test_a_font_change_glued_to_a_word_is_no_letter_of_it():
-    """`\\fBMara Eskell\\fR` states the answer (its first word is no "fBMara"), and a question in bold is as
+    """`\\fBMara Eskell\\fR` states the answer (its first word is no "fBMara") to the rule that finds it and
+    to the rule that decides a passage holds it (Pass-1 masks only a holder), and a question in bold is as
     much bait as the bare question; a word that only ends in the answer's letters is still not the answer."""
     assert find_ci(SECTION, "Mara Eskell") == [(SECTION.index("Mara"), SECTION.index("\\fR in"))]
+    assert contains_norm(SECTION, "Mara Eskell") and not contains_norm(SECTION.replace("\\fB", "\\fBLa"), "Mara Eskell")
     assert find_ci("the Lamara Eskell tower", "Mara Eskell") == []
     bold = "\\fBWho designed the Varnholt lighthouse\\fR?"
     assert query_share(bold, QUERY) == query_share("Who designed the Varnholt lighthouse?", QUERY) == 1.0

@@ -29,6 +29,7 @@ from typing import Any
 from ragsec_core._util.atomic import append_line_atomic
 from ragsec_core._util.errors import RagsecError
 from ragsec_core._util.text import CITATION_MARKER, NUMBER_WORDS
+from ragsec_core.data.tags import ROFF_MARK
 
 SCHEMA_VERSION = 2
 READABLE_VERSIONS = (1, 2)  # v1 records are read as v2 with the new fields' defaults
@@ -174,8 +175,9 @@ _NUMBER_WORD = re.compile(r"\b(" + "|".join(NUMBER_WORDS) + r")\b")
 def normalize(text: str) -> str:
     """Case, accent-width, punctuation and article-insensitive form used by every matching rule; small
     numbers written as words read as digits ("two seasons" states the answer "2"); citation markers ("[2]")
-    are dropped: they point to a note and state nothing."""
-    t = unicodedata.normalize("NFKC", text).lower()
+    are dropped: they point to a note and state nothing; so are roff's font changes ("\\fBAdam Driver\\fR"
+    states "Adam Driver", as `spans.find_ci` finds it)."""
+    t = ROFF_MARK.sub(" ", unicodedata.normalize("NFKC", text)).lower()
     t = _CITATION.sub(" ", t)
     t = re.sub(r"[^\w\s]", " ", t)
     t = re.sub(r"\b(a|an|the)\b", " ", t)
