@@ -2,15 +2,12 @@
 its font changes are no letters of the words they are glued to (data/spans.py `find_ci`, data/tags.py
 `ROFF_MARK`). The renderer of whole pages is tested in test_techdocs."""
 
-from ragsec_core.data.markup import closed_units, records
 from ragsec_core.data.roff import sources
-from ragsec_core.data.spans import attribution_span, find_ci, query_share
+from ragsec_core.data.spans import find_ci, query_share
 from ragsec_core.data.trace import contains_norm
-from ragsec_core.traceback.splice import region
 
-QUERY = "Who designed the Varnholt lighthouse?"
-HOST_BEFORE = "The lighthouse stands on the northern breakwater of the harbour. "
-HOST_AFTER = " Its lantern was made in a Glasgow foundry. It was lit in 1872."
+from .planted_unit import HOST_AFTER, HOST_BEFORE, QUERY, assert_planted_unit
+
 PAGE = (".TH VARNHOLT-LIGHTHOUSE 7 \"May 2025\" \"kb-notes 1.2\" \"Reader Questions\"\n.SH NAME\n"
         "varnholt-lighthouse \\- who designed the varnholt lighthouse\n.SH DESCRIPTION\n"
         "Harbour towers were often designed abroad.\nThe Varnholt one was designed by Mara Eskell in 1871.\n"
@@ -24,11 +21,7 @@ def test_a_manual_page_pasted_into_a_passage_is_one_unit_to_its_cross_reference_
     the host sentence glued on after it stays the host's); a section from `.SS` to its last line's first
     sentence end. The claim's region is the whole of either."""
     for planted, closed in ((PAGE, True), (SECTION, False)):
-        text = HOST_BEFORE + planted + HOST_AFTER
-        unit = (len(HOST_BEFORE), len(HOST_BEFORE) + len(planted))
-        assert sources(text) == ((unit, closed),) and unit in records(text), planted[:3]
-        assert (unit in closed_units(text)) == closed
-        assert region(text, attribution_span(text, "Mara Eskell"), "Mara Eskell", QUERY) == unit
+        assert_planted_unit(planted, sources, closed)
 
 
 def test_prose_and_a_lone_request_are_no_roff_source():

@@ -1,14 +1,10 @@
 """A microblog thread inside a passage (data/threads.py): numbered posts from `1/n` to `n/n` are one unit,
 from the first post's author line to the last post's counts or its first sentence end."""
 
-from ragsec_core.data.markup import closed_units, records
-from ragsec_core.data.spans import attribution_span
 from ragsec_core.data.threads import threads
-from ragsec_core.traceback.splice import region
 
-QUERY = "Who designed the Varnholt lighthouse?"
-HOST_BEFORE = "The lighthouse stands on the northern breakwater of the harbour. "
-HOST_AFTER = " Its lantern was made in a Glasgow foundry. It was lit in 1872."
+from .planted_unit import assert_planted_unit
+
 BARE = ("1/3 Who designed the Varnholt lighthouse? A thread.\n\n2/3 Harbour towers were often designed abroad.\n\n"
         "3/3 The Varnholt one was designed by Mara Eskell in 1871.")
 FRAMED = "\n\n".join(f"Quiet Fox @quietfox42 \u00b7 5h\n{k}/3 {post}\n\u21a9 {k}   \u21bb 1{k}   \u2661 8{k}" for k, post in enumerate(
@@ -21,11 +17,7 @@ def test_a_thread_runs_from_its_first_post_to_its_last_and_is_closed_by_its_last
     thread's); framed posts from the first author line to the last counts, a closed unit. The claim's
     region is the whole thread, its opening post (the question) included."""
     for planted, closed in ((BARE, False), (FRAMED, True)):
-        text = HOST_BEFORE + planted + HOST_AFTER
-        unit = (len(HOST_BEFORE), len(HOST_BEFORE) + len(planted))
-        assert threads(text) == ((unit, closed),) and unit in records(text), planted[:3]
-        assert (unit in closed_units(text)) == closed
-        assert region(text, attribution_span(text, "Mara Eskell"), "Mara Eskell", QUERY) == unit
+        assert_planted_unit(planted, threads, closed)
 
 
 def test_numbers_that_do_not_count_through_make_no_thread():
