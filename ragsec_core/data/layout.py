@@ -62,6 +62,12 @@ _STANZA = 3  # lines a stanza needs to be read as one without a song's label abo
 _TITLE_WORDS = 8
 
 
+def line_end(text: str, i: int) -> int:
+    """Where the line that holds `i` ends: at its line break, or at the text's end."""
+    stop = text.find("\n", i)
+    return len(text) if stop < 0 else stop
+
+
 def first_end(text: str, start: int, stop: int) -> int:
     """Where a unit's last line, `text[start:stop]`, ends when nothing says how wide it is: at its first
     sentence end, else at `stop`."""
@@ -115,8 +121,7 @@ def _counted(text: str, i: int, old: int, new: int) -> int | None:
         if not text.startswith("\n", pos):
             return None
         line_start = pos + 1
-        stop = text.find("\n", line_start)
-        stop = len(text) if stop < 0 else stop
+        stop = line_end(text, line_start)
         mark = text[line_start : line_start + 1]
         if mark in (" ", ""):
             old, new = old - 1, new - 1
@@ -166,8 +171,7 @@ def _speech(text: str, i: int) -> int | None:
     lines: list[Span] = []
     while _indent_end(text, pos) == pos + indent:
         start = pos + indent
-        stop = text.find("\n", start)
-        stop = len(text) if stop < 0 else stop
+        stop = line_end(text, start)
         if not text[start:stop].strip():
             break
         lines.append((start, stop))
@@ -233,8 +237,7 @@ def _stanza(text: str, i: int, least: int, *, loose: bool) -> list[Span]:
     a longer one only ends it, where its cut (`_line_cut`) is a verse line: the host's sentence glued on."""
     lines: list[Span] = []
     while i < len(text):
-        stop = text.find("\n", i)
-        stop = len(text) if stop < 0 else stop
+        stop = line_end(text, i)
         start = i + len(text[i:stop]) - len(text[i:stop].lstrip())
         if _verse_line(text[start:stop], first=not lines, loose=loose):
             lines.append((start, stop))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from ragsec_core._util.text import Span
-from ragsec_core.data.layout import first_end
+from ragsec_core.data.layout import first_end, line_end
 
 # Named characters that carry meaning in prose; every other \(xx / \[name] is dropped.
 _CHARS = {
@@ -232,8 +232,7 @@ def sources(text: str) -> tuple[tuple[Span, bool], ...]:
             continue
         lines, pos = [], m.start()
         while pos < len(text):
-            stop = text.find("\n", pos)
-            stop = len(text) if stop < 0 else stop
+            stop = line_end(text, pos)
             if not text[pos:stop].strip():
                 break
             lines.append((pos, stop, bool(_REQUEST.match(text, pos))))

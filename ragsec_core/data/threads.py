@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from ragsec_core._util.text import Span
-from ragsec_core.data.layout import first_end
+from ragsec_core.data.layout import first_end, line_end
 
 _FIRST = re.compile(r"(?<!\S)1/(\d{1,2})[ \t]")
 # The author's line above a post: up to three capitalised names or initials, the handle, maybe the post's age
@@ -49,8 +49,7 @@ def _last_post_end(text: str, i: int) -> tuple[int, bool]:
     """Where the last post, whose text starts at `i`, ends and whether a mark of its own closes it: after
     its counts' last number on the line below it, or at its line's first sentence end (the host's sentence
     glued on)."""
-    stop = text.find("\n", i)
-    stop = len(text) if stop < 0 else stop
+    stop = line_end(text, i)
     counts = _COUNTS.match(text, stop)
     if counts is not None:
         return counts.start() + len(counts.group().rstrip()), True
