@@ -161,9 +161,10 @@ def records(text: str) -> list[Span]:
     """The structured units of the text, in order: JSON records (`json_records`), markdown tables, lists,
     header blocks, chat transcripts and spoken ones, log excerpts, letters' sign-offs, posts' bylines, headers and
     footers, wiki headings and notes, code, quoted mails, LaTeX headings and environments, YAML front
-    matter and mappings, unified diffs, screenplay scenes and verses (`data.layout`), roff source (`data.roff`), threads (`data.threads`), SQL dumps' rows, feed items, iCalendar or vCard components and multipart bodies (`data.stores`), outermost only (a table inside a record's string is the
-    record's). A fresh list over one reading per text: the split and the boundary's rules ask for the same
-    chunk's."""
+    matter and mappings, unified diffs, screenplay scenes and verses (`data.layout`), roff source
+    (`data.roff`), threads (`data.threads`), SQL dumps' rows, feed items, iCalendar or vCard components and
+    multipart bodies (`data.stores`), outermost only (a table inside a record's string is the record's).
+    A fresh list over one reading per text: the split and the boundary's rules ask for the same chunk's."""
     return list(_records(text))
 
 
@@ -174,9 +175,8 @@ def _records(text: str) -> tuple[Span, ...]:
                    + _line_units(_BYLINE, text) + _line_units(_POST_HEADER, text) + _line_units(_FOOTER, text)
                    + _line_units(_WIKI_HEADING, text) + _line_units(_MD_HEADING, text) + _wiki_notes(text)
                    + _line_units(_SPOKEN, text) + [m.span() for m in _LOG.finditer(text)]
-                   + list(_quoted(text)) + [m.span() for m in _TEX_HEADING.finditer(text)] + list(scenes(text)) + list(verses(text))
-                   + [span for span, closed in sources(text) + threads(text) if not closed]
-                   + [span for span, closed in _mappings(text) if not closed])
+                   + list(_quoted(text)) + [m.span() for m in _TEX_HEADING.finditer(text)] + list(scenes(text))
+                   + list(verses(text)) + [span for span, closed in _maybe_closed(text) if not closed])
     out: list[Span] = []
     for a, b in found:
         if not out or a >= out[-1][1]:
@@ -188,24 +188,25 @@ def closed_units(text: str) -> set[Span]:
     """The units (`records`) that end at a mark of their own: a JSON record's closing brace, a table's last
     pipe, a code fence or the assignment after comments, a LaTeX environment's `\\end`, YAML front matter's
     closing `---`, a mapping's closing quotation mark, a diff's last counted line, an SQL statement's `;`
-    or `\\.`, a feed item's closing tag, a calendar component's `END:` line or a closing MIME
-    boundary (`data.stores`), a manual
-    page's closing cross-reference (`data.roff`) or a thread's last counts (`data.threads`). The writer closed them, so a sentence after one
-    does not run on from it (the other units' last line runs to its first sentence end, and a chat turn's
-    or a header block's text may go on after that)."""
+    or `\\.`, a feed item's closing tag, a calendar component's `END:` line or a closing MIME boundary
+    (`data.stores`), a manual page's closing cross-reference (`data.roff`) or a thread's last counts
+    (`data.threads`). The writer closed them, so a sentence after one does not run on from it (the other
+    units' last line runs to its first sentence end, and a chat turn's or a header block's text may go on
+    after that)."""
     return set(records(text)).intersection(_closed_found(text))
 
 
 @lru_cache(maxsize=512)
 def _closed_found(text: str) -> tuple[Span, ...]:
     """The closed units of the text as found (JSON records, tables, code, LaTeX environments, YAML front
-    matter, quoted mappings, diffs, SQL statements, feed items, calendar components, multipart bodies, roff source closed by a cross-reference and threads closed by counts), inner ones too, read once per text: `_records`
-    keeps the outermost units among them and the others, `closed_units` asks which of those these are."""
+    matter, quoted mappings, diffs, SQL statements, feed items, calendar components, multipart bodies, roff
+    source closed by a cross-reference and threads closed by counts), inner ones too, read once per text:
+    `_records` keeps the outermost units among them and the others, `closed_units` asks which of those
+    these are."""
     return tuple(json_records(text) + [m.span() for m in _TABLE.finditer(text)] + _line_units(_CODE, text)
                  + [m.span() for m in _TEX_ENV.finditer(text)] + [m.span() for m in _FRONT_MATTER.finditer(text)]
-                 + [span for span, closed in _mappings(text) if closed] + list(diffs(text)) + list(statements(text))
-                 + list(feed_items(text)) + list(components(text)) + list(mime_parts(text))
-                 + [span for span, closed in sources(text) + threads(text) if closed])
+                 + [span for span, closed in _maybe_closed(text) if closed] + list(diffs(text)) + list(statements(text))
+                 + list(feed_items(text)) + list(components(text)) + list(mime_parts(text)))
 
 
 def whole_units(text: str, span: Span) -> Span:
@@ -323,6 +324,13 @@ def _quoted(text: str) -> tuple[Span, ...]:
 
 
 @lru_cache(maxsize=512)
+def _maybe_closed(text: str) -> tuple[tuple[Span, bool], ...]:
+    """The units that end at a mark of their own or not, each with whether it does: YAML mappings
+    (`_mappings`), roff source (`roff.sources`) and threads (`threads.threads`). Read once per text: `_records`
+    takes the open ones and `_closed_found` the closed ones."""
+    return _mappings(text) + sources(text) + threads(text)
+
+
 def _mappings(text: str) -> tuple[tuple[Span, bool], ...]:
     """The YAML mappings of the text (`_MAPPING`), each with whether it is closed: its last value cut at its
     closing quotation mark when quoted, else at its line's first sentence end."""
