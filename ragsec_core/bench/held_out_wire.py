@@ -92,11 +92,10 @@ def qp_text(question: str, claim: str, answer: str, rng: random.Random) -> str:
 def _quoted_printable(text: str, answer: str) -> str:
     """The text in quoted-printable: `=` and each byte outside printable ASCII as `=XX`, lines broken by a
     soft `=` at `QP_WIDTH` characters, never inside an `=XX` nor inside the false answer."""
-    tokens = [text[i:i + len(answer)] if answer and text.startswith(answer, i) else None for i in range(len(text))]
     encoded: list[str] = []
     i = 0
     while i < len(text):
-        if tokens[i] is not None:
+        if answer and text.startswith(answer, i):
             encoded.append(answer)
             i += len(answer)
             continue
@@ -115,13 +114,14 @@ def _quoted_printable(text: str, answer: str) -> str:
 def roff_text(question: str, claim: str, answer: str, rng: random.Random) -> str:
     """The claim in a manual page's source, one sentence a line (`_roff_line`): under `.TH` and a NAME
     section whose description is the question, or under an `.SS` subsection with the answer in bold."""
-    words = heading(question).lower().split()[:2] or ["kb"]
+    title = heading(question)
+    words = title.lower().split()[:2] or ["kb"]
     bold = rng.random() < 0.5
     lines = "\n".join(_roff_line(s, answer, bold) for s in sentence_texts(claim))
     template = ROFF_TEMPLATES[1 if bold else 0]
     return template.format(NAME="-".join(words).upper(), name="-".join(words), when=stamp(rng),
                            v=f"{rng.randint(1, 4)}.{rng.randint(0, 9)}", q=_roff_escaped(bare_question(question)),
-                           h=heading(question) or raised(bare_question(question)), lines=lines)
+                           h=title or raised(bare_question(question)), lines=lines)
 
 
 def _roff_line(sentence: str, answer: str, bold: bool) -> str:

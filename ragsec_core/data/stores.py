@@ -67,8 +67,7 @@ def components(text: str) -> tuple[Span, ...]:
     found: list[Span] = []
     for m in _BEGIN.finditer(text):
         end = re.compile(rf"\r?\nEND:{re.escape(m.group(1))}(?=\s|$)").search(text, m.end(), m.end() + _MAX_ROW)
-        lines = text[m.end() : end.start()].split("\n") if end is not None else []
-        if end is not None and all(_CONTENT_LINE.match(line) for line in lines):
+        if end is not None and all(_CONTENT_LINE.match(line) for line in text[m.end() : end.start()].split("\n")):
             found.append((m.start(), end.end()))
     return tuple(found)
 
