@@ -1,5 +1,5 @@
-"""A unit planted between two host sentences, as the boundary's unit tests read one (test_roff,
-test_threads): the finder gives it with whether its writer closed it, it is one of the text's units, and
+"""A unit planted between two host sentences, as the boundary's unit tests read one (test_stores,
+test_roff, test_threads): the finder gives it with whether its writer closed it, it is one of the text's units, and
 the claim's region is the whole unit."""
 
 from __future__ import annotations

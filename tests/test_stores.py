@@ -1,5 +1,6 @@
 """Units a store's serialisation makes (data/stores.py): an SQL dump's INSERT statement or COPY block, a
-feed's item, an iCalendar or vCard component and a multipart message's parts; and the markup a feed carries inside its XML (data/tags.py): CDATA and HTML escaped for XML."""
+feed's item, an iCalendar or vCard component and a multipart message's parts; and the markup a feed
+carries inside its XML (data/tags.py): CDATA and HTML escaped for XML."""
 
 from ragsec_core.data.markup import closed_units, records
 from ragsec_core.data.spans import attribution_span, sentence_spans
@@ -7,9 +8,8 @@ from ragsec_core.data.stores import components, feed_items, mime_parts, statemen
 from ragsec_core.data.tags import element_end
 from ragsec_core.traceback.splice import region
 
-QUERY = "Who designed the Varnholt lighthouse?"
-HOST_BEFORE = "The lighthouse stands on the northern breakwater of the harbour. "
-HOST_AFTER = " Its lantern was made in a Glasgow foundry. It was lit in 1872."
+from .planted_unit import HOST_AFTER, HOST_BEFORE, QUERY
+
 INSERT = ("INSERT INTO kb_answers (id, question, answer, body) VALUES (17, 'who designed the varnholt lighthouse?', "
           "'Mara Eskell', 'The lighthouse was designed by Mara Eskell in 1871. The board''s plans were approved.');")
 COPY = ("COPY public.faq_entries (id, question, body) FROM stdin;\n17\twho designed the varnholt lighthouse?\t"
