@@ -32,6 +32,7 @@ from ragsec_core.bench.held_out_machine import (
     wrap_whole,
     wrapped,
 )
+from ragsec_core.bench.held_out_source import changelog_text, po_text, rst_text, rtf_text
 from ragsec_core.bench.held_out_store import feed_text, notebook_text, sql_text
 from ragsec_core.bench.held_out_wire import ics_text, qp_text, roff_text
 from ragsec_core.data.spans import sentence_texts
@@ -391,4 +392,8 @@ HELD_OUT: dict[str, Builder] = {
     "qp": lambda rec, adv, rng: qp_text(rec.question, adv, rec.incorrect, rng),
     "roff": lambda rec, adv, rng: roff_text(rec.question, adv, rec.incorrect, rng),
     "thread": lambda rec, adv, rng: thread_text(rec.question, adv, rng),
+    "po": lambda rec, adv, rng: po_text(rec.question, adv, rec.incorrect, rng),
+    "rtf": lambda rec, adv, rng: rtf_text(rec.question, adv, rec.incorrect, rng),
+    "rst": lambda rec, adv, rng: rst_text(rec.question, adv, rec.incorrect, rng),
+    "changelog": lambda rec, adv, rng: changelog_text(rec.question, adv, rec.incorrect, rng),
 }

@@ -31,13 +31,15 @@ from ragsec_core._util.paths import shared_data_dir
 # asr, legal, diff and screenplay were added on 6 Dec (tenth session) after the rules of r79, and feed, sql,
 # notebook and verse on 6 Dec (eleventh session) after the rules of r81 (bench/held_out_layout.py,
 # bench/held_out_store.py), and ics, qp, roff and thread on 6 Dec (twelfth session) after the rules of r84
-# (bench/held_out_wire.py, bench/held_out_layout.py).
+# (bench/held_out_wire.py, bench/held_out_layout.py), and po, rtf, rst and changelog on 6 Dec (thirteenth
+# session) after the rules of r86 (bench/held_out_source.py).
 PLANT_MODES = ("embedded", "standalone")
 ATTACK_FORMS = ("black", "text", "hotflip", "bait-noise", "blind", "garag", "soup", "inject", "hidden", "faq",
                 "jsonld", "forum", "table", "chat", "email", "cite", "list", "quote", "note", "code", "transcript",
                 "review", "pdf", "abstract", "social", "srt", "wiki", "markdown", "caption", "log", "ocr",
                 "html", "csv", "latex", "unicode", "reply", "yaml", "asr", "legal", "diff", "screenplay",
-                "feed", "sql", "notebook", "verse", "ics", "qp", "roff", "thread")
+                "feed", "sql", "notebook", "verse", "ics", "qp", "roff", "thread", "po",
+                "rtf", "rst", "changelog")
 
 # bench speed: its sections ("hybrid" is only the hybrid part of "retrieval") and its default events file
 SPEED_SECTIONS = ("traceback", "retrieval", "hybrid", "attention", "startup")
