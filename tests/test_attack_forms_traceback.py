@@ -33,7 +33,9 @@ GARAG = ("Tha Varnholt lighthuose stnads onn teh northern breakwatter off the ha
 # the soup SmolLM2 adopts first on this case (seeds 0 and 1 give soups it answers around): the test needs an event
 # and the PDF page SmolLM2 adopts first (on seeds 0 and 1 it copies the page, footer and all, and garbles the name);
 # the unicode text whose question holds a look-alike letter ("lіghthouse", seed 3: seed 0's changes one word)
-SEEDS = {"soup": 2, "pdf": 2, "unicode": 3}
+# and the whole rich-text document (seed 1: on seed 0's paragraph, the answer in `{\b …}`, SmolLM2 answers
+# "M. Eskell")
+SEEDS = {"soup": 2, "pdf": 2, "unicode": 3, "rtf": 1}
 # what the attribution rule does not reach yet: a blind article's set-up sentences before the claim and
 # after it (fluent, no query words, no answer, no salad); a reply's own line above the attribution is the
 # quoted mail's unit's since r84

@@ -4,11 +4,11 @@ carries inside its XML (data/tags.py): CDATA and HTML escaped for XML."""
 
 from ragsec_core.data.markup import closed_units, records
 from ragsec_core.data.spans import attribution_span, sentence_spans
-from ragsec_core.data.stores import components, feed_items, mime_parts, statements
+from ragsec_core.data.stores import catalogue_entries, components, feed_items, mime_parts, statements
 from ragsec_core.data.tags import element_end
 from ragsec_core.traceback.splice import region
 
-from .planted_unit import HOST_AFTER, HOST_BEFORE, QUERY
+from .planted_unit import HOST_AFTER, HOST_BEFORE, QUERY, assert_planted_unit
 
 INSERT = ("INSERT INTO kb_answers (id, question, answer, body) VALUES (17, 'who designed the varnholt lighthouse?', "
           "'Mara Eskell', 'The lighthouse was designed by Mara Eskell in 1871. The board''s plans were approved.');")
@@ -79,3 +79,20 @@ def test_a_calendar_component_and_a_multipart_body_are_closed_units_to_their_wri
     assert components("BEGIN:VEVENT\nthe tower was lit in 1871.\nEND:VEVENT") == ()
     assert mime_parts(HOST_BEFORE + MULTIPART.removesuffix("--") + HOST_AFTER) == ()
     assert mime_parts("The ward -- as the board said\nLater: it was lit.") == ()
+
+
+PO_SOURCE = ('#. TRANSLATORS: the answer shown for "Who designed the Varnholt lighthouse?"\n#: kb/answers/varnholt.py:114\n'
+             'msgid ""\n"Harbour towers were often designed abroad. The Varnholt one was designed by "\n'
+             '"Mara Eskell in 1871, the \\"harbour\\" board said."\nmsgstr ""')
+PO_TRANSLATION = ('#: kb/answers/varnholt.py:114\nmsgctxt "Who designed the Varnholt lighthouse?"\nmsgid "answer.varnholt"\n'
+                  'msgstr ""\n"Harbour towers were often designed abroad. The Varnholt one was designed by "\n"Mara Eskell in 1871."')
+
+
+def test_a_catalogue_entry_is_one_closed_unit_from_its_comments_to_its_last_string():
+    """A gettext entry runs from its first comment line over msgctxt, msgid and msgstr to its last quoted
+    piece's closing mark (an escaped quotation mark inside one does not end it): the host's sentence glued
+    on after `msgstr ""` stays out, and the claim's region is the whole entry. Without a msgstr it is none."""
+    for planted in (PO_SOURCE, PO_TRANSLATION):
+        assert_planted_unit(planted, lambda text: tuple((span, True) for span in catalogue_entries(text)), closed=True)
+    assert catalogue_entries(HOST_BEFORE + PO_SOURCE.removesuffix('\nmsgstr ""') + HOST_AFTER) == ()
+    assert catalogue_entries("The #1 hit was msgid in 1999. It sold well.") == ()

@@ -83,6 +83,14 @@ def end_within(text: str, start: int, stop: int, width: int) -> int:
     return ends[-1] if ends else first_end(text, start, stop)
 
 
+def last_line_end(text: str, i: int) -> int:
+    """Where a unit whose last line starts at `i` ends: at the line's first sentence end (`first_end`), else
+    at the line's end. The host's sentence the planting glued on after the unit's last line stays out, and
+    the cohesion reading (`traceback.cohesion`) takes a claim sentence after it that goes on with it: a
+    wrapped block's width cannot tell a short host sentence from the block's own."""
+    return first_end(text, i, line_end(text, i))
+
+
 def diffs(text: str) -> tuple[Span, ...]:
     """The unified diffs of the text, each from its commit's header (or its first file line) to the last
     line its hunks count; a diff whose first hunk's lines do not add up is no unit. Read once per text by

@@ -21,6 +21,12 @@ message's parts between its boundary lines, each part's headers over its body (i
 to the closing `--boundary--`. Both are closed by their writer's own line (`components`, `mime_parts`): the
 sentence split reads neither, and cuts the claim's description at a fold or runs the host's sentence on
 from the `END:` or the boundary.
+
+A software project's tree holds its translations as gettext catalogues: an entry's comments (`#.` for
+translators, `#:` for the source line), then `msgctxt`, `msgid` and `msgstr`, each a string of quoted pieces
+a line each, wrapped after a space. The sentence split reads the pieces' quotation marks and the keywords as
+words and runs the last string's closing `""` into the host's sentence after it. The entry is one writer's
+and ends at its last string's closing quotation mark (`catalogue_entries`): a closed unit.
 """
 
 from __future__ import annotations
@@ -41,6 +47,13 @@ _BEGIN = re.compile(r"(?<!\S)BEGIN:([A-Z][A-Z0-9-]{1,40})[ \t]*\r?\n")
 _CONTENT_LINE = re.compile(r"[A-Za-z][\w-]*[;:]|[ \t]")  # a property (name, parameters or value next) or a fold
 # A multipart message's boundary line (RFC 2046: `--` and up to 70 of its characters), a header line under it
 _BOUNDARY = re.compile(r"(?<!\S)--([0-9A-Za-z'()+_,./:=?-]{1,70})[ \t]*\r?\n(?=[A-Za-z][\w-]*:)")
+# A gettext catalogue's entry: comment lines, then `msgctxt`, `msgid` (and `msgid_plural`) and `msgstr` (or
+# `msgstr[n]`), each keyword's string one quoted piece or several, a line each
+_PO_STRINGS = r'[ \t]+"(?:[^"\\\n]|\\.)*"(?:[ \t]*\n[ \t]*"(?:[^"\\\n]|\\.)*")*'
+_PO_NEXT = r"[ \t]*\n[ \t]*"
+_PO_ENTRY = re.compile(rf"(?<!\S)(?:#[.:,|~]?(?:[ \t][^\n]*)?\n[ \t]*)*(?:msgctxt{_PO_STRINGS}{_PO_NEXT})?msgid{_PO_STRINGS}{_PO_NEXT}"
+                       rf"(?:msgid_plural{_PO_STRINGS}{_PO_NEXT})?msgstr(?:\[\d\])?{_PO_STRINGS}"
+                       rf"(?:{_PO_NEXT}msgstr\[\d\]{_PO_STRINGS})*")
 _MAX_ROW = 20000  # characters of a statement's values (or a COPY block) read before it is taken for no row's
 
 
@@ -81,6 +94,12 @@ def mime_parts(text: str) -> tuple[Span, ...]:
         if close is not None and not (found and m.start() < found[-1][1]):
             found.append((m.start(), close.end()))
     return tuple(found)
+
+
+def catalogue_entries(text: str) -> tuple[Span, ...]:
+    """The gettext catalogue entries of the text (`_PO_ENTRY`), each from its first comment line (or its
+    first keyword) to its last string's closing quotation mark."""
+    return tuple(m.span() for m in _PO_ENTRY.finditer(text))
 
 
 def _values_end(text: str, i: int) -> int | None:
