@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 from ragsec_core._util.text import bare_question, tokenize
 from ragsec_core.bench.attacks import AttackRecord
+from ragsec_core.bench.held_out_authored import bibtex_text, box_text, org_text, slides_text
 from ragsec_core.bench.held_out_inline import latex_text, reply_text, unicode_text, yaml_text
 from ragsec_core.bench.held_out_layout import asr_text, diff_text, legal_text, screenplay_text, thread_text, verse_text
 from ragsec_core.bench.held_out_machine import (
@@ -396,4 +397,8 @@ HELD_OUT: dict[str, Builder] = {
     "rtf": lambda rec, adv, rng: rtf_text(rec.question, adv, rec.incorrect, rng),
     "rst": lambda rec, adv, rng: rst_text(rec.question, adv, rec.incorrect, rng),
     "changelog": lambda rec, adv, rng: changelog_text(rec.question, adv, rec.incorrect, rng),
+    "bibtex": lambda rec, adv, rng: bibtex_text(rec.question, adv, rec.incorrect, rng),
+    "box": lambda rec, adv, rng: box_text(rec.question, adv, rec.incorrect, rng),
+    "org": lambda rec, adv, rng: org_text(rec.question, adv, rng),
+    "slides": lambda rec, adv, rng: slides_text(rec.question, adv, rng),
 }
