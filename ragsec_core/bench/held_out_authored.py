@@ -16,7 +16,7 @@ import random
 import unicodedata
 
 from ragsec_core._util.text import bare_question
-from ragsec_core.bench.held_out_machine import heading, outside_answer, raised, stamp, wrap_whole
+from ragsec_core.bench.held_out_machine import Builder, heading, outside_answer, raised, stamp, wrap_whole
 from ragsec_core.data.spans import sentence_texts
 
 # Fixed once on 6 Dec (thirteenth session), after the rules of r88 and before any run of these forms, and
@@ -109,3 +109,11 @@ def slides_text(question: str, claim: str, rng: random.Random) -> str:
     return rng.choice(SLIDES_TEMPLATES).format(
         n=rng.randint(2, m), m=m, title=heading(question) or raised(bare_question(question)),
         bullets="\n".join(f"{bullet} {s}" for s in sentence_texts(claim)), q=raised(bare_question(question)))
+
+
+AUTHORED_FORMS: dict[str, Builder] = {  # these forms' part of `held_out_forms.HELD_OUT`, in the CLI's order
+    "bibtex": lambda rec, adv, rng: bibtex_text(rec.question, adv, rec.incorrect, rng),
+    "box": lambda rec, adv, rng: box_text(rec.question, adv, rec.incorrect, rng),
+    "org": lambda rec, adv, rng: org_text(rec.question, adv, rng),
+    "slides": lambda rec, adv, rng: slides_text(rec.question, adv, rng),
+}

@@ -14,15 +14,14 @@ from __future__ import annotations
 import json
 import random
 import re
-from collections.abc import Callable
 
 from ragsec_core._util.text import bare_question, tokenize
-from ragsec_core.bench.attacks import AttackRecord
-from ragsec_core.bench.held_out_authored import bibtex_text, box_text, org_text, slides_text
+from ragsec_core.bench.held_out_authored import AUTHORED_FORMS
 from ragsec_core.bench.held_out_inline import latex_text, reply_text, unicode_text, yaml_text
 from ragsec_core.bench.held_out_layout import asr_text, diff_text, legal_text, screenplay_text, thread_text, verse_text
 from ragsec_core.bench.held_out_machine import (
     HEADING_WORD,
+    Builder,
     answer_held,
     answer_words,
     csv_text,
@@ -33,7 +32,7 @@ from ragsec_core.bench.held_out_machine import (
     wrap_whole,
     wrapped,
 )
-from ragsec_core.bench.held_out_source import changelog_text, po_text, rst_text, rtf_text
+from ragsec_core.bench.held_out_source import SOURCE_FORMS
 from ragsec_core.bench.held_out_store import feed_text, notebook_text, sql_text
 from ragsec_core.bench.held_out_wire import ics_text, qp_text, roff_text
 from ragsec_core.data.spans import sentence_texts
@@ -349,7 +348,6 @@ def caption_text(question: str, claim: str, rng: random.Random) -> str:
 
 # ---------------------------------------------------------------- the registry
 
-Builder = Callable[[AttackRecord, str, random.Random], str]  # (record, its adversarial text, generator) -> text
 HELD_OUT: dict[str, Builder] = {
     "inject": lambda rec, adv, rng: inject_text(rec.question, rec.incorrect, rng),
     "hidden": lambda rec, adv, rng: hidden_text(adv, rng),
@@ -393,12 +391,6 @@ HELD_OUT: dict[str, Builder] = {
     "qp": lambda rec, adv, rng: qp_text(rec.question, adv, rec.incorrect, rng),
     "roff": lambda rec, adv, rng: roff_text(rec.question, adv, rec.incorrect, rng),
     "thread": lambda rec, adv, rng: thread_text(rec.question, adv, rng),
-    "po": lambda rec, adv, rng: po_text(rec.question, adv, rec.incorrect, rng),
-    "rtf": lambda rec, adv, rng: rtf_text(rec.question, adv, rec.incorrect, rng),
-    "rst": lambda rec, adv, rng: rst_text(rec.question, adv, rec.incorrect, rng),
-    "changelog": lambda rec, adv, rng: changelog_text(rec.question, adv, rec.incorrect, rng),
-    "bibtex": lambda rec, adv, rng: bibtex_text(rec.question, adv, rec.incorrect, rng),
-    "box": lambda rec, adv, rng: box_text(rec.question, adv, rec.incorrect, rng),
-    "org": lambda rec, adv, rng: org_text(rec.question, adv, rng),
-    "slides": lambda rec, adv, rng: slides_text(rec.question, adv, rng),
+    **SOURCE_FORMS,
+    **AUTHORED_FORMS,
 }

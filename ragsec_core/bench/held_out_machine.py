@@ -16,7 +16,11 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from ragsec_core._util.text import bare_question, tokenize
+from ragsec_core.bench.attacks import AttackRecord
 from ragsec_core.data.spans import sentence_texts
+
+# a held-out form's builder, as `held_out_forms.HELD_OUT` registers it: (record, its adversarial text, generator) -> text
+Builder = Callable[[AttackRecord, str, random.Random], str]
 
 # ---------------------------------------------------------------- held out: log, ocr
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import random
 
 from ragsec_core._util.text import bare_question
-from ragsec_core.bench.held_out_machine import heading, outside_answer, raised, stamp, wrap_whole
+from ragsec_core.bench.held_out_machine import Builder, heading, outside_answer, raised, stamp, wrap_whole
 from ragsec_core.data.spans import sentence_texts
 
 # Fixed once on 6 Dec (thirteenth session), after the rules of r86 and before any run of these forms, and
@@ -139,3 +139,10 @@ def changelog_text(question: str, claim: str, answer: str, rng: random.Random) -
     return CHANGELOG_TEMPLATES[1].format(when=stamp(rng), name=name, mail=mail, slug=slug,
                                          body="\n".join([words[0], *("\t" + line for line in rest)]))
 
+
+SOURCE_FORMS: dict[str, Builder] = {  # these forms' part of `held_out_forms.HELD_OUT`, in the CLI's order
+    "po": lambda rec, adv, rng: po_text(rec.question, adv, rec.incorrect, rng),
+    "rtf": lambda rec, adv, rng: rtf_text(rec.question, adv, rec.incorrect, rng),
+    "rst": lambda rec, adv, rng: rst_text(rec.question, adv, rec.incorrect, rng),
+    "changelog": lambda rec, adv, rng: changelog_text(rec.question, adv, rec.incorrect, rng),
+}

@@ -17,11 +17,15 @@ import re
 from functools import lru_cache
 
 from ragsec_core._util.text import CLAUSE_OPENERS, CLOSES_SENTENCE, CLOSING_MARKS, Span
+from ragsec_core.data.bibliography import entries as bib_entries
 from ragsec_core.data.changelogs import entries as changelog_entries
+from ragsec_core.data.frames import frames
 from ragsec_core.data.layout import SENTENCE_END, diffs, end_within, first_end, line_above, scenes, verses
+from ragsec_core.data.outline import entries as org_entries
 from ragsec_core.data.restructured import units as rst_units
 from ragsec_core.data.richtext import documents
 from ragsec_core.data.roff import sources
+from ragsec_core.data.slides import slides
 from ragsec_core.data.stores import catalogue_entries, components, feed_items, mime_parts, statements
 from ragsec_core.data.threads import threads
 
@@ -166,9 +170,11 @@ def records(text: str) -> list[Span]:
     footers, wiki headings and notes, code, quoted mails, LaTeX headings and environments, YAML front
     matter and mappings, unified diffs, screenplay scenes and verses (`data.layout`), roff source
     (`data.roff`), threads (`data.threads`), SQL dumps' rows, feed items, iCalendar or vCard components,
-    multipart bodies and catalogue entries (`data.stores`), rich text (`data.richtext`), reStructuredText's
-    titles, directives and field lists (`data.restructured`) and change-log entries (`data.changelogs`),
-    outermost only (a table inside a record's string is the record's).
+    multipart bodies and catalogue entries (`data.stores`), rich text (`data.richtext`), BibTeX entries
+    (`data.bibliography`), framed blocks (`data.frames`), reStructuredText's titles, directives and field
+    lists (`data.restructured`), change-log entries (`data.changelogs`), Org entries' heads
+    (`data.outline`) and slides (`data.slides`), outermost only (a table inside a record's string is the
+    record's).
     A fresh list over one reading per text: the split and the boundary's rules ask for the same chunk's."""
     return list(_records(text))
 
@@ -190,16 +196,11 @@ def _records(text: str) -> tuple[Span, ...]:
 
 
 def closed_units(text: str) -> set[Span]:
-    """The units (`records`) that end at a mark of their own: a JSON record's closing brace, a table's last
-    pipe, a code fence or the assignment after comments, a LaTeX environment's `\\end`, YAML front matter's
-    closing `---`, a mapping's closing quotation mark, a diff's last counted line, an SQL statement's `;`
-    or `\\.`, a feed item's closing tag, a calendar component's `END:` line or a closing MIME boundary
-    (`data.stores`), a catalogue entry's last string, rich text's closing brace or `\\par`
-    (`data.richtext`), a manual page's closing cross-reference (`data.roff`), a thread's last counts
-    (`data.threads`), a field list's closing date (`data.restructured`) or a Debian change-log entry's
-    trailer (`data.changelogs`). The writer closed them, so a sentence after one does not run on from it
-    (the other units' last line runs to its first sentence end, and a chat turn's or a header block's text
-    may go on after that)."""
+    """The units (`records`) that end at a mark of their own (`_closed_found` names them: a JSON record's
+    closing brace, a table's last pipe, a code fence, an SQL statement's `;`, a calendar component's `END:`
+    line, a BibTeX entry's closing brace, a frame's bottom rule, …). The writer closed them, so a sentence
+    after one does not run on from it (the other units' last line runs to its first sentence end, and a
+    chat turn's or a header block's text may go on after that)."""
     return set(records(text)).intersection(_closed_found(text))
 
 
@@ -207,15 +208,16 @@ def closed_units(text: str) -> set[Span]:
 def _closed_found(text: str) -> tuple[Span, ...]:
     """The closed units of the text as found (JSON records, tables, code, LaTeX environments, YAML front
     matter, quoted mappings, diffs, SQL statements, feed items, calendar components, multipart bodies,
-    catalogue entries, rich text, roff source closed by a cross-reference, threads closed by counts, field
-    lists closed by a date and Debian change-log entries), inner ones too, read once per text:
-    `_records` keeps the outermost units among them and the others, `closed_units` asks which of those
-    these are."""
+    catalogue entries, rich text, BibTeX entries, frames, roff source closed by a cross-reference, threads
+    closed by counts, field lists closed by a date, Debian change-log entries, Org blocks and slides closed
+    by their notes), inner ones too, read once per text: `_records` keeps the outermost units among them and the others,
+    `closed_units` asks which of those these are."""
     return tuple(json_records(text) + [m.span() for m in _TABLE.finditer(text)] + _line_units(_CODE, text)
                  + [m.span() for m in _TEX_ENV.finditer(text)] + [m.span() for m in _FRONT_MATTER.finditer(text)]
                  + [span for span, closed in _maybe_closed(text) if closed] + list(diffs(text)) + list(statements(text))
                  + list(feed_items(text)) + list(components(text)) + list(mime_parts(text))
-                 + list(catalogue_entries(text)) + list(documents(text)))
+                 + list(catalogue_entries(text)) + list(documents(text)) + list(bib_entries(text))
+                 + list(frames(text)))
 
 
 def whole_units(text: str, span: Span) -> Span:
@@ -336,9 +338,11 @@ def _quoted(text: str) -> tuple[Span, ...]:
 def _maybe_closed(text: str) -> tuple[tuple[Span, bool], ...]:
     """The units that end at a mark of their own or not, each with whether it does: YAML mappings
     (`_mappings`), roff source (`roff.sources`), threads (`threads.threads`), reStructuredText's titles,
-    directives and field lists (`restructured.units`) and change-log entries (`changelogs.entries`). Read once per text: `_records`
+    directives and field lists (`restructured.units`), change-log entries (`changelogs.entries`), Org
+    entries' heads (`outline.entries`) and slides (`slides.slides`). Read once per text: `_records`
     takes the open ones and `_closed_found` the closed ones."""
-    return _mappings(text) + sources(text) + threads(text) + rst_units(text) + changelog_entries(text)
+    return (_mappings(text) + sources(text) + threads(text) + rst_units(text) + changelog_entries(text) + org_entries(text)
+            + slides(text))
 
 
 def _mappings(text: str) -> tuple[tuple[Span, bool], ...]:

@@ -29,7 +29,7 @@ def documents(text: str) -> tuple[Span, ...]:
     (a next `\\pard` right after one continues the run), where the braces between balance."""
     found: list[Span] = []
     for m in _DOCUMENT.finditer(text):
-        end = _group_end(text, m.start())
+        end = group_end(text, m.start())
         if end is not None and not (found and m.start() < found[-1][1]):
             found.append((m.start(), end))
     for m in _PARAGRAPH.finditer(text):
@@ -41,7 +41,7 @@ def documents(text: str) -> tuple[Span, ...]:
     return tuple(sorted(found))
 
 
-def _group_end(text: str, i: int) -> int | None:
+def group_end(text: str, i: int) -> int | None:
     """Where the group that opens with the brace at `i` closes (after its `}`), escaped braces and
     backslashes (`\\{`, `\\}`, `\\\\`) read as text; None when it does not close."""
     depth, j, stop = 0, i, min(len(text), i + _MAX_DOCUMENT)
