@@ -15,7 +15,11 @@ QUOTE = f"** TODO Check: Who designed the Varnholt lighthouse?\n#+BEGIN_QUOTE\n{
 
 
 def test_a_quote_block_under_its_heading_is_one_closed_unit():
+    """A heading that asks a long question (HotpotQA's run to 200 characters) still heads its block."""
     assert_planted_unit(QUOTE, entries, closed=True)
+    long = QUOTE.replace("lighthouse?", "lighthouse, the one on the northern breakwater " * 4 + "of the harbour?")
+    assert len(long.split("\n")[0]) > 200
+    assert_planted_unit(long, entries, closed=True)
 
 
 def test_a_heading_with_its_drawer_leads_the_entrys_text_in():

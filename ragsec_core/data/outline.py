@@ -15,10 +15,10 @@ import re
 
 from ragsec_core._util.text import Span
 
-_HEADING = r"(?<!\S)\*{1,6}[ \t]+[^\n]{1,160}\n[ \t]*"
+_HEADING = r"(?<!\S)\*{1,6}[ \t]+[^\n]{1,400}\n[ \t]*"  # a heading's line: a question may run long
 _DRAWER = r":PROPERTIES:[ \t]*\n(?:[ \t]*:[\w-]+:[^\n]*\n)*?[ \t]*:END:"
 _BLOCK = r"#\+BEGIN_(\w+)[^\n]*\n.*?\n[ \t]*#\+END_\1"
-_TAGS = re.compile(r"(?<!\S)\*{1,6}[ \t]+[^\n]{1,160}?[ \t]+:[\w@:]+:[ \t]*(?=\n|$)")
+_TAGS = re.compile(r"(?<!\S)\*{1,6}[ \t]+[^\n]{1,400}?[ \t]+:[\w@:]+:[ \t]*(?=\n|$)")
 _ENTRY = re.compile(rf"(?:{_HEADING})?(?:{_DRAWER}|{_BLOCK})", re.DOTALL | re.IGNORECASE)
 _MAX_BLOCK = 8000  # characters of a block: a longer match is read as no block's
 
