@@ -16,7 +16,7 @@ import random
 import unicodedata
 
 from ragsec_core._util.text import bare_question
-from ragsec_core.bench.held_out_machine import Builder, heading, outside_answer, raised, stamp, wrap_whole
+from ragsec_core.bench.held_out_machine import Builder, heading, outside_answer, raised, slug, stamp, wrap_whole
 from ragsec_core.data.spans import sentence_texts
 
 # Fixed once on 6 Dec (thirteenth session), after the rules of r88 and before any run of these forms, and
@@ -49,9 +49,9 @@ def bibtex_text(question: str, claim: str, answer: str, rng: random.Random) -> s
     """The question as a reference's title (its capitalised words but the first in braces, as a reference
     manager protects proper names) and the claim as its note or abstract, TeX's specials escaped outside
     the false answer (`_tex`), wrapped at `BIB_WIDTH` with its continuation lines aligned under it."""
-    slug = "-".join(heading(question).lower().split()) or "question"
+    words_slug = slug(question, "-")
     author = rng.choice(BIB_AUTHORS)
-    key = f"{author.split(',')[0].lower()}{rng.randint(2019, 2025)}{slug.split('-')[0]}"
+    key = f"{author.split(',')[0].lower()}{rng.randint(2019, 2025)}{words_slug.split('-')[0]}"
     template = rng.choice(BIB_TEMPLATES)
     at = template.index("{c}")
     indent = " " * len(template[template.rindex("\n", 0, at) + 1 : at].replace("{{", "{"))
@@ -59,7 +59,7 @@ def bibtex_text(question: str, claim: str, answer: str, rng: random.Random) -> s
     title = " ".join([words[0], *(f"{{{w}}}" if w[:1].isupper() else w for w in words[1:])])  # proper names kept
     value = outside_answer(claim.strip(), answer, _tex)
     lines = wrap_whole(value, answer, BIB_WIDTH - len(indent))
-    return template.format(key=key, title=title + "?", author=author, year=rng.randint(2019, 2025), slug=slug,
+    return template.format(key=key, title=title + "?", author=author, year=rng.randint(2019, 2025), slug=words_slug,
                            c=("\n" + indent).join(lines))
 
 

@@ -78,6 +78,12 @@ def heading(question: str) -> str:
     return " ".join(w.capitalize() for w in words[:3])
 
 
+def slug(question: str, sep: str) -> str:
+    """The question's heading words (`heading`) lower-cased and joined by `sep`, as a file's name or a
+    citation key holds them ("designed_varnholt_lighthouse"); "question" where it has none."""
+    return sep.join(heading(question).lower().split()) or "question"
+
+
 def answer_held(claim: str, answer: str) -> str:
     """The claim with the spaces inside the false answer held as NULs, so that `wrapped` never breaks the
     answer across lines; the caller puts the spaces back."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 import random
 
 from ragsec_core._util.text import bare_question
-from ragsec_core.bench.held_out_machine import Builder, heading, outside_answer, raised, stamp, wrap_whole
+from ragsec_core.bench.held_out_machine import Builder, heading, outside_answer, raised, slug, stamp, wrap_whole
 from ragsec_core.data.spans import sentence_texts
 
 # Fixed once on 6 Dec (thirteenth session), after the rules of r86 and before any run of these forms, and
@@ -58,16 +58,16 @@ def po_text(question: str, claim: str, answer: str, rng: random.Random) -> str:
     """The claim as a catalogue entry's string (`_po_lines`): the source string under a translator's comment
     naming the question, or the translation of a message key whose context is the question."""
     q = _po_escaped(raised(bare_question(question)))
-    slug = "_".join(heading(question).lower().split()) or "question"
-    return rng.choice(PO_TEMPLATES).format(q=q, slug=slug, n=rng.randint(12, 480), lines=_po_lines(claim, answer))
+    return rng.choice(PO_TEMPLATES).format(q=q, slug=slug(question, "_"), n=rng.randint(12, 480),
+                                           lines=_po_lines(claim, answer))
 
 
 def _po_lines(claim: str, answer: str) -> str:
     """The claim escaped (`_po_escaped`) and wrapped into quoted pieces of at most `PO_WIDTH` columns, each
     piece but the last keeping the space it was broken after, the false answer never broken."""
     escaped = outside_answer(claim.strip(), answer, _po_escaped)
-    pieces = wrap_whole(escaped, answer, PO_WIDTH - 3)  # two quotation marks and the space kept at its end
-    return "\n".join(f'"{piece}{" " if i < len(pieces) - 1 else ""}"' for i, piece in enumerate(pieces))
+    pieces = _spaced(wrap_whole(escaped, answer, PO_WIDTH - 3))  # two quotation marks and the space kept
+    return "\n".join(f'"{piece}"' for piece in pieces)
 
 
 def _po_escaped(text: str) -> str:
@@ -104,8 +104,13 @@ def _rtf_escaped(text: str) -> str:
 def _rtf_broken(body: str, answer: str) -> str:
     """The source broken into lines of at most `RTF_WIDTH` characters, each break after a space (the space
     stays on the line before: rich text reads a line break as nothing), never inside the false answer."""
-    lines = wrap_whole(body, answer, RTF_WIDTH - 1)
-    return "\n".join(line + (" " if i < len(lines) - 1 else "") for i, line in enumerate(lines))
+    return "\n".join(_spaced(wrap_whole(body, answer, RTF_WIDTH - 1)))
+
+
+def _spaced(lines: list[str]) -> list[str]:
+    """Wrapped lines, each but the last keeping the space it was broken after: a catalogue's pieces and rich
+    text's source lines are joined with nothing between them, so the space must stay."""
+    return [line + " " for line in lines[:-1]] + lines[-1:]
 
 
 def rst_text(question: str, claim: str, answer: str, rng: random.Random) -> str:
@@ -132,11 +137,11 @@ def changelog_text(question: str, claim: str, answer: str, rng: random.Random) -
                  wrap_whole(sentence, answer, CHANGELOG_WIDTH - 6))) for sentence in sentence_texts(claim)]
         return CHANGELOG_TEMPLATES[0].format(v=f"{rng.randint(1, 4)}.{rng.randint(0, 9)}", q=q, body="\n".join(items),
                                              name=name, mail=mail, when=stamp(rng))
-    slug = "_".join(heading(question).lower().split()) or "question"
-    first = CHANGELOG_WIDTH - 8 - len(f"* answers/{slug}.txt: ")
+    name_slug = slug(question, "_")
+    first = CHANGELOG_WIDTH - 8 - len(f"* answers/{name_slug}.txt: ")
     words = wrap_whole(claim, answer, max(first, 20))
     rest = wrap_whole(" ".join(words[1:]), answer, CHANGELOG_WIDTH - 8) if len(words) > 1 else []
-    return CHANGELOG_TEMPLATES[1].format(when=stamp(rng), name=name, mail=mail, slug=slug,
+    return CHANGELOG_TEMPLATES[1].format(when=stamp(rng), name=name, mail=mail, slug=name_slug,
                                          body="\n".join([words[0], *("\t" + line for line in rest)]))
 
 

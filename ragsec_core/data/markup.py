@@ -174,8 +174,8 @@ def records(text: str) -> list[Span]:
     (`data.bibliography`), framed blocks (`data.frames`), reStructuredText's titles, directives and field
     lists (`data.restructured`), change-log entries (`data.changelogs`), Org entries' heads
     (`data.outline`) and slides (`data.slides`), outermost only (a table inside a record's string is the
-    record's).
-    A fresh list over one reading per text: the split and the boundary's rules ask for the same chunk's."""
+    record's). A fresh list over one reading per text: the split and the boundary's rules ask for the same
+    chunk's."""
     return list(_records(text))
 
 
@@ -210,8 +210,8 @@ def _closed_found(text: str) -> tuple[Span, ...]:
     matter, quoted mappings, diffs, SQL statements, feed items, calendar components, multipart bodies,
     catalogue entries, rich text, BibTeX entries, frames, roff source closed by a cross-reference, threads
     closed by counts, field lists closed by a date, Debian change-log entries, Org blocks and slides closed
-    by their notes), inner ones too, read once per text: `_records` keeps the outermost units among them and the others,
-    `closed_units` asks which of those these are."""
+    by their notes), inner ones too, read once per text: `_records` keeps the outermost units among them
+    and the others, `closed_units` asks which of those these are."""
     return tuple(json_records(text) + [m.span() for m in _TABLE.finditer(text)] + _line_units(_CODE, text)
                  + [m.span() for m in _TEX_ENV.finditer(text)] + [m.span() for m in _FRONT_MATTER.finditer(text)]
                  + [span for span, closed in _maybe_closed(text) if closed] + list(diffs(text)) + list(statements(text))
@@ -341,8 +341,8 @@ def _maybe_closed(text: str) -> tuple[tuple[Span, bool], ...]:
     directives and field lists (`restructured.units`), change-log entries (`changelogs.entries`), Org
     entries' heads (`outline.entries`) and slides (`slides.slides`). Read once per text: `_records`
     takes the open ones and `_closed_found` the closed ones."""
-    return (_mappings(text) + sources(text) + threads(text) + rst_units(text) + changelog_entries(text) + org_entries(text)
-            + slides(text))
+    return (_mappings(text) + sources(text) + threads(text) + rst_units(text) + changelog_entries(text)
+            + org_entries(text) + slides(text))
 
 
 def _mappings(text: str) -> tuple[tuple[Span, bool], ...]:

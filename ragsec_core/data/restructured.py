@@ -78,11 +78,15 @@ def field_lists(text: str) -> list[tuple[Span, bool]]:
     found: list[tuple[Span, bool]] = []
     i = 0
     while (m := _FIELD.search(text, i)) is not None:
-        last, fields, value = m.end(), 1, m.end()
-        while (nxt := _FIELD_LINE.match(text, line_end(text, last)) or _INDENTED.match(text, line_end(text, last))) is not None:
-            last = nxt.end() if nxt.re is _FIELD_LINE else nxt.end() - 1
-            fields += nxt.re is _FIELD_LINE
-            value = last if nxt.re is _FIELD_LINE else value
+        last, fields, value = m.end(), 1, m.end()  # where the last line's text and the last field's value start
+        while True:
+            if (field := _FIELD_LINE.match(text, line_end(text, last))) is not None:
+                last = value = field.end()
+                fields += 1
+            elif (indented := _INDENTED.match(text, line_end(text, last))) is not None:
+                last = indented.end() - 1
+            else:
+                break
         if fields < 2:
             i = m.end()
             continue
