@@ -30,8 +30,18 @@ SEEDS = range(16)
 PO_HEADER = 'msgid ""\nmsgstr "Content-Type: text/plain; charset=UTF-8\\n"\n\n'
 
 
-def _words(text: str) -> str:
+def words(text: str) -> str:
+    """The text's words joined by single spaces: a wrapped claim compared with the claim."""
     return " ".join(text.split())
+
+
+def drawn(rec: AttackRecord, form: str) -> list[str]:
+    """The form's one text for `rec` on each seed of `SEEDS`, over which every template is drawn."""
+    texts = []
+    for seed in SEEDS:
+        [text] = form_texts(rec, form, seed=seed)
+        texts.append(text)
+    return texts
 
 
 def _po_string(entry: str, keyword: str) -> str:
@@ -45,9 +55,8 @@ def _po_string(entry: str, keyword: str) -> str:
 def test_po_entries_compile_and_give_the_claim_back(tmp_path: Path):
     """msgfmt accepts each entry; the source string's pieces, or the translation that Python's gettext
     finds under the question's context, are the claim; no piece is wider than msgcat's 79 columns."""
-    shapes = set()
-    for seed in SEEDS:
-        [entry] = form_texts(REC, "po", seed=seed)
+    texts = drawn(REC, "po")
+    for entry in texts:
         assert all(len(line) <= PO_WIDTH for line in entry.split("\n") if line.startswith('"'))
         assert any(line.count("Mara Eskell") for line in entry.split("\n"))
         (tmp_path / "kb.po").write_text(PO_HEADER + entry + "\n")
@@ -58,8 +67,7 @@ def test_po_entries_compile_and_give_the_claim_back(tmp_path: Path):
                 assert gettext.GNUTranslations(mo).pgettext(QUESTION, key) == CLAIM
         else:
             assert _po_string(entry, "msgid") == CLAIM and QUESTION in entry.split("\n")[0]
-        shapes.add("msgctxt" in entry)
-    assert shapes == {True, False}
+    assert {"msgctxt" in entry for entry in texts} == {True, False}
 
 
 def _rtf_plain(source: str) -> str:
@@ -88,9 +96,8 @@ def _rtf_plain(source: str) -> str:
 
 
 def test_rtf_reads_back_as_the_claim_with_its_apostrophes_typographic():
-    shapes = set()
-    for seed in SEEDS:
-        [source] = form_texts(REC, "rtf", seed=seed)
+    texts = drawn(REC, "rtf")
+    for source in texts:
         assert all(len(line) <= RTF_WIDTH for line in source.split("\n")[3 if source.startswith("{") else 0:])
         assert "Mara Eskell" in source
         paragraphs = [p for p in _rtf_plain(source).split("\n") if p.strip()]
@@ -101,14 +108,12 @@ def test_rtf_reads_back_as_the_claim_with_its_apostrophes_typographic():
             assert paragraphs[0] == QUESTION
         else:
             assert "{\\b Mara Eskell}" in source
-        shapes.add(source[:5])
-    assert shapes == {"{\\rtf", "\\pard"}
+    assert {source[:5] for source in texts} == {"{\\rtf", "\\pard"}
 
 
 def test_rst_indents_the_claim_under_its_directive_or_field_and_underlines_the_title():
-    shapes = set()
-    for seed in SEEDS:
-        [page] = form_texts(REC, "rst", seed=seed)
+    texts = drawn(REC, "rst")
+    for page in texts:
         lines = page.split("\n")
         assert all(len(line) <= RST_WIDTH for line in lines) and any("Mara Eskell" in line for line in lines)
         if lines[2:4] == ["", ".. note::"]:
@@ -119,18 +124,16 @@ def test_rst_indents_the_claim_under_its_directive_or_field_and_underlines_the_t
             assert lines[0] == f":Question: {QUESTION}" and lines[-1].startswith(":Reviewed: ")
             body = [lines[1].removeprefix(":Answer: "), *lines[2:-1]]
             assert all(line.startswith("   ") for line in lines[2:-1])
-        assert _words(" ".join(body)) == _words(CLAIM)
-        shapes.add(lines[0].startswith(":"))
-    assert shapes == {True, False}
+        assert words(" ".join(body)) == words(CLAIM)
+    assert {page.startswith(":") for page in texts} == {True, False}
 
 
 @pytest.mark.skipif(shutil.which("dpkg-parsechangelog") is None, reason="dpkg-dev reads the Debian change log")
 def test_changelog_entries_parse_and_give_the_claim_back(tmp_path: Path):
     """dpkg-parsechangelog reads the Debian entry (the question its first bullet, one sub-bullet per claim
     sentence); the GNU entry's tab-indented lines after the file's name are the claim."""
-    shapes = set()
-    for seed in SEEDS:
-        [entry] = form_texts(REC, "changelog", seed=seed)
+    texts = drawn(REC, "changelog")
+    for entry in texts:
         lines = entry.split("\n")
         assert all(len(line.expandtabs(8)) <= CHANGELOG_WIDTH for line in lines)
         if entry.startswith("kb-notes"):
@@ -138,9 +141,8 @@ def test_changelog_entries_parse_and_give_the_claim_back(tmp_path: Path):
             changes = subprocess.run(["dpkg-parsechangelog", "-l", str(tmp_path / "changelog"), "-S", "Changes"],
                                      capture_output=True, text=True, check=True).stdout
             bullets = re.split(r"\n +- ", changes.split(f"* {QUESTION}", 1)[1])
-            assert [_words(b) for b in bullets[1:]] == [_words(s) for s in sentence_texts(CLAIM)]
+            assert [words(b) for b in bullets[1:]] == [words(s) for s in sentence_texts(CLAIM)]
         else:
             assert all(line.startswith("\t") for line in lines[2:])
-            assert _words(" ".join(lines[2:]).split(".txt: ", 1)[1]) == _words(CLAIM)
-        shapes.add(entry.startswith("kb-notes"))
-    assert shapes == {True, False}
+            assert words(" ".join(lines[2:]).split(".txt: ", 1)[1]) == words(CLAIM)
+    assert {entry.startswith("kb-notes") for entry in texts} == {True, False}
