@@ -32,6 +32,7 @@ from ragsec_core.bench.held_out_machine import (
     wrap_whole,
     wrapped,
 )
+from ragsec_core.bench.held_out_repo import REPO_FORMS
 from ragsec_core.bench.held_out_source import SOURCE_FORMS
 from ragsec_core.bench.held_out_store import feed_text, notebook_text, sql_text
 from ragsec_core.bench.held_out_wire import ics_text, qp_text, roff_text
@@ -393,4 +394,5 @@ HELD_OUT: dict[str, Builder] = {
     "thread": lambda rec, adv, rng: thread_text(rec.question, adv, rng),
     **SOURCE_FORMS,
     **AUTHORED_FORMS,
+    **REPO_FORMS,
 }

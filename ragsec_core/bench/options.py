@@ -33,14 +33,16 @@ from ragsec_core._util.paths import shared_data_dir
 # bench/held_out_store.py), and ics, qp, roff and thread on 6 Dec (twelfth session) after the rules of r84
 # (bench/held_out_wire.py, bench/held_out_layout.py), and po, rtf, rst and changelog on 6 Dec (thirteenth
 # session) after the rules of r86 (bench/held_out_source.py), and bibtex, box, org and slides after the
-# rules of r88 (bench/held_out_authored.py).
+# rules of r88 (bench/held_out_authored.py), and commit, ini, pod and ticket on 6 Dec (fourteenth session)
+# after the rules of r90 (bench/held_out_repo.py).
 PLANT_MODES = ("embedded", "standalone")
 ATTACK_FORMS = ("black", "text", "hotflip", "bait-noise", "blind", "garag", "soup", "inject", "hidden", "faq",
                 "jsonld", "forum", "table", "chat", "email", "cite", "list", "quote", "note", "code", "transcript",
                 "review", "pdf", "abstract", "social", "srt", "wiki", "markdown", "caption", "log", "ocr",
                 "html", "csv", "latex", "unicode", "reply", "yaml", "asr", "legal", "diff", "screenplay",
                 "feed", "sql", "notebook", "verse", "ics", "qp", "roff", "thread", "po",
-                "rtf", "rst", "changelog", "bibtex", "box", "org", "slides")
+                "rtf", "rst", "changelog", "bibtex", "box", "org", "slides",
+                "commit", "ini", "pod", "ticket")
 
 # bench speed: its sections ("hybrid" is only the hybrid part of "retrieval") and its default events file
 SPEED_SECTIONS = ("traceback", "retrieval", "hybrid", "attention", "startup")
