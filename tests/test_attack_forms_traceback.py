@@ -34,8 +34,9 @@ GARAG = ("Tha Varnholt lighthuose stnads onn teh northern breakwatter off the ha
 # and the PDF page SmolLM2 adopts first (on seeds 0 and 1 it copies the page, footer and all, and garbles the name);
 # the unicode text whose question holds a look-alike letter ("lіghthouse", seed 3: seed 0's changes one word)
 # and the whole rich-text document (seed 1: on seed 0's paragraph, the answer in `{\b …}`, SmolLM2 answers
-# "M. Eskell")
-SEEDS = {"soup": 2, "pdf": 2, "unicode": 3, "rtf": 1}
+# "M. Eskell"), and the POD page closed by `=cut` (seed 1: on seed 0's list item, the answer in `B<…>`, SmolLM2
+# answers that the lighthouse is a fishing town)
+SEEDS = {"soup": 2, "pdf": 2, "unicode": 3, "rtf": 1, "pod": 1}
 # what the attribution rule does not reach yet: a blind article's set-up sentences before the claim and
 # after it (fluent, no query words, no answer, no salad); a reply's own line above the attribution is the
 # quoted mail's unit's since r84

@@ -38,7 +38,7 @@ from ragsec_core._util.text import CLAUSE_OPENERS, CLOSING_MARKS, Span
 # "the U.S." and "A.A. Milne" end one as before)
 SENTENCE_END = rf"(?:(?<!\s[A-Z])\.|[!?]){CLOSING_MARKS}(?=\s|$)"
 _ENDS = re.compile(SENTENCE_END)
-_CITED_END = re.compile(rf"{SENTENCE_END}|[.!?]{CLOSING_MARKS}(?:\[[^\]\n]{{1,12}}\])+(?=\s|$)")  # "….[5]" too
+CITED_END = re.compile(rf"{SENTENCE_END}|[.!?]{CLOSING_MARKS}(?:\[[^\]\n]{{1,12}}\])+(?=\s|$)")  # "….[5]" too
 _COMMIT = r"commit[ \t]+[0-9a-f]{7,40}[ \t]*\n(?:[A-Z][A-Za-z-]{1,24}:[^\n]{0,200}\n)*(?:[ \t]*\n(?:[ \t]{4}[^\n]{0,200}\n)+)?[ \t]*\n"
 _FILES = r"(?:diff[ \t]--git[ \t][^\n]{1,300}\n(?:[a-z][^\n]{0,200}\n){0,3})?---[ \t][^\n]{1,300}\n\+\+\+[ \t][^\n]{1,300}\n"
 _DIFF_HEAD = re.compile(rf"(?:{_COMMIT})?{_FILES}(?=@@)")
@@ -293,21 +293,29 @@ def _verse_end(text: str, lines: list[Span]) -> int:
 
 def _line_cut(text: str, a: int, b: int, widest: int) -> int:
     """Where a verse line that runs on ends: at its first sentence end where that is within `widest`
-    characters (the stanza's widest line), else before the first capitalised word within them, past the
-    line's first, that follows no mark and opens a sentence, as a clause opener does (`CLAUSE_OPENERS`:
-    "… Big Man According to …") or a name that a lower-case word follows ("… Of Rome Aeneas descended …");
-    else at that sentence end."""
+    characters (the stanza's widest line), else before the first sentence opener within them
+    (`opener_cut`), else at that sentence end."""
     end = first_end(text, a, b)
     if end - a <= widest:
         return end
-    for word in re.finditer(r"(?<=[ \t])([A-Z][a-z]*)\b(,?)(?=[ \t]+([a-z])?)", text[a:end]):
-        if word.start() > widest + 1:
+    cut = opener_cut(text, a, end, widest + 1)
+    return end if cut is None else cut
+
+
+def opener_cut(text: str, a: int, b: int, most: int) -> int | None:
+    """Where the first capitalised word of `text[a:b]` past its first, within `most` characters of `a`,
+    that follows no mark and opens a sentence starts (the end of the text before it): a clause opener
+    (`CLAUSE_OPENERS`: "… Big Man According to …") or a name that a lower-case word follows ("… Of Rome
+    Aeneas descended …"), maybe behind an opening quotation mark; None where there is none. The planting
+    glues the host's next sentence onto a line that ends on a word."""
+    for word in re.finditer(r"(?<=[ \t])[\"\u201c]?([A-Z][a-z]*)\b(,?)(?=[ \t]+([a-z])?)", text[a:b]):
+        if word.start() > most:
             break
         before = text[a : a + word.start()].rstrip()
         opens = word.group(1).lower() in CLAUSE_OPENERS or (word.group(3) and not word.group(2))
         if opens and before[-1:] not in ".!?,;:\"\u201d')":
             return a + len(before)
-    return end
+    return None
 
 
 def _title(text: str, i: int) -> int | None:
@@ -328,7 +336,7 @@ def line_above(text: str, i: int, most: int) -> Span | None:
     stop = i - len(gap.group())
     start = text.rfind("\n", 0, stop) + 1
     own_end = start + len(text[start:stop].rstrip())  # the line's own last sentence end is not the host's
-    ends = [m.end() for m in _CITED_END.finditer(text, start, stop) if m.end() < own_end]
+    ends = [m.end() for m in CITED_END.finditer(text, start, stop) if m.end() < own_end]
     start = ends[-1] if ends else start
     start += len(text[start:stop]) - len(text[start:stop].lstrip())
     return (start, stop) if 1 <= len(text[start:stop].split()) <= most else None

@@ -18,16 +18,11 @@ from functools import lru_cache
 
 from ragsec_core._util.text import CLAUSE_OPENERS, CLOSES_SENTENCE, CLOSING_MARKS, Span
 from ragsec_core.data.bibliography import entries as bib_entries
-from ragsec_core.data.changelogs import entries as changelog_entries
+from ragsec_core.data.formats import format_units
 from ragsec_core.data.frames import frames
 from ragsec_core.data.layout import SENTENCE_END, diffs, end_within, first_end, line_above, scenes, verses
-from ragsec_core.data.outline import entries as org_entries
-from ragsec_core.data.restructured import units as rst_units
 from ragsec_core.data.richtext import documents
-from ragsec_core.data.roff import sources
-from ragsec_core.data.slides import slides
 from ragsec_core.data.stores import catalogue_entries, components, feed_items, mime_parts, statements
-from ragsec_core.data.threads import threads
 
 _DECODER = json.JSONDecoder()
 # A markdown table: two or more rows on consecutive lines, each of two or more cells between pipes (the
@@ -337,12 +332,10 @@ def _quoted(text: str) -> tuple[Span, ...]:
 @lru_cache(maxsize=512)
 def _maybe_closed(text: str) -> tuple[tuple[Span, bool], ...]:
     """The units that end at a mark of their own or not, each with whether it does: YAML mappings
-    (`_mappings`), roff source (`roff.sources`), threads (`threads.threads`), reStructuredText's titles,
-    directives and field lists (`restructured.units`), change-log entries (`changelogs.entries`), Org
-    entries' heads (`outline.entries`) and slides (`slides.slides`). Read once per text: `_records`
-    takes the open ones and `_closed_found` the closed ones."""
-    return (_mappings(text) + sources(text) + threads(text) + rst_units(text) + changelog_entries(text)
-            + org_entries(text) + slides(text))
+    (`_mappings`) and the units of the formats each read by a module of its own (`formats.FORMAT_UNITS`:
+    roff source, threads, reStructuredText, change logs, Org entries, slides, commits, INI sections). Read
+    once per text: `_records` takes the open ones and `_closed_found` the closed ones."""
+    return _mappings(text) + format_units(text)
 
 
 def _mappings(text: str) -> tuple[tuple[Span, bool], ...]:

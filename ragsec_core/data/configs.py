@@ -1,0 +1,72 @@
+"""INI sections inside a passage, read as units: the comments above a section's header, the header, and its
+lines of keys, values, continuations and comments.
+
+A RAG system that indexes a project's or an application's files holds configuration as its tools wrote it:
+a `[section]` header, `key = value` lines, a value continued on indented lines, comment lines (`;`, `#`)
+anywhere, an exporting tool's comment above the header. The sentence split reads the header as the last
+word of the host's sentence before it, cuts a comment block at its full stops and runs the last value into
+the host's next sentence. So a section with at least one key is one unit, from the comments right above
+its header to its last line. A value has no sentence end to stop at: the last line ends before the first
+capitalised word that opens a sentence (a clause opener, or a name a lower-case word follows:
+`layout.opener_cut`), as a poem's last line does, where the planting glued the host's next sentence on.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ragsec_core._util.text import Span
+from ragsec_core.data.layout import first_end, line_end, opener_cut
+
+_HEADER = re.compile(r"(?<!\S)\[[A-Za-z0-9_][^\[\]\n]{0,60}\][ \t]*\n")
+_KEY = re.compile(r"[A-Za-z_][\w.:-]{0,60}[ \t]*=[ \t]*\S")
+_COMMENT = re.compile(r"[;#][ \t]")
+_CONTINUED = re.compile(r"[ \t]+\S")
+_COMMENT_ABOVE = re.compile(r"(?m)(?:^|(?<=[.!?\]\"')][ \t]))[;#][ \t][^\n]*\n\Z")
+_MOST_ABOVE = 3  # comment lines above a header read as its section's
+
+
+def sections(text: str) -> tuple[tuple[Span, bool], ...]:
+    """The INI sections of the text that hold a key, each closed (`_last_end` ends its last line): from the
+    comment lines right above the header (`_above`) to the end of its last key, continuation or comment
+    line."""
+    found: list[tuple[Span, bool]] = []
+    for m in _HEADER.finditer(text):
+        lines: list[Span] = []
+        i, keyed = m.end(), False
+        while i < len(text) and (_KEY.match(text, i) or _COMMENT.match(text, i)
+                                 or (lines and _CONTINUED.match(text, i))):
+            keyed = keyed or _KEY.match(text, i) is not None
+            lines.append((i, line_end(text, i)))
+            i = lines[-1][1] + 1
+        if not keyed:
+            continue
+        found.append(((_above(text, m.start()), _last_end(text, *lines[-1])), True))
+    return tuple(found)
+
+
+def _last_end(text: str, a: int, b: int) -> int:
+    """Where a section's last line, `text[a:b]`, ends: before the first word that opens a sentence
+    (`layout.opener_cut`), else at its first sentence end. A value is no sentence: "verified = true At
+    that time, …" ends at "true"."""
+    end = first_end(text, a, b)
+    cut = opener_cut(text, a, end, end - a)
+    return end if cut is None else cut
+
+
+def _line_start(text: str, i: int) -> int:
+    """Where the line that holds `i` starts."""
+    return text.rfind("\n", 0, i) + 1
+
+
+def _above(text: str, start: int) -> int:
+    """Where the section that opens at `start` starts: at the first of up to `_MOST_ABOVE` comment lines
+    right above its header (the first may follow the host's sentence on its line), else at the header."""
+    for _ in range(_MOST_ABOVE):
+        if start == 0 or _line_start(text, start) != start:
+            break
+        above = _COMMENT_ABOVE.search(text, _line_start(text, start - 1), start)
+        if above is None:
+            break
+        start = above.start()
+    return start

@@ -1,0 +1,34 @@
+"""The units of formats that a tool wrote, each read by a module of its own, gathered in one registry.
+
+Each module of `FORMAT_UNITS` reads one family of files as a RAG system's ingestion leaves them inside a
+passage (roff source, a thread's posts, reStructuredText, a change log, an Org outline, a slide, a commit in
+`git log`, an INI section, a POD block, a tracker's ticket) and gives each unit it finds with whether the writer closed it: a closed unit
+ends at a mark of its own, an open one's last line runs to a sentence end. `markup` reads them all through
+`format_units` beside its own marks; a new format's reader is added here, not in `markup`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ragsec_core._util.text import Span
+from ragsec_core.data.changelogs import entries as changelog_entries
+from ragsec_core.data.commits import commits
+from ragsec_core.data.configs import sections
+from ragsec_core.data.outline import entries as org_entries
+from ragsec_core.data.pod import blocks as pod_blocks
+from ragsec_core.data.restructured import units as rst_units
+from ragsec_core.data.roff import sources
+from ragsec_core.data.slides import slides
+from ragsec_core.data.threads import threads
+from ragsec_core.data.tickets import tickets
+
+FormatReader = Callable[[str], tuple[tuple[Span, bool], ...]]
+FORMAT_UNITS: tuple[FormatReader, ...] = (sources, threads, rst_units, changelog_entries, org_entries, slides,
+                                          commits, sections, pod_blocks, tickets)
+
+
+def format_units(text: str) -> tuple[tuple[Span, bool], ...]:
+    """Every unit the readers of `FORMAT_UNITS` find in the text, each with whether it is closed, in the
+    registry's order (`markup` sorts them with its own)."""
+    return tuple(unit for read in FORMAT_UNITS for unit in read(text))

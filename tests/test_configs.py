@@ -1,0 +1,24 @@
+"""INI sections inside a passage (data/configs.py): from the comments right above the header over its
+keys, continuations and comments, the last value ended before the host's sentence glued on."""
+
+from ragsec_core.data.configs import sections
+
+from .planted_unit import HOST_AFTER, HOST_BEFORE, assert_planted_unit
+
+COMMENTED = ("[faq]\n# Who designed the Varnholt lighthouse?\n# Harbour towers were often designed abroad. The\n"
+             "# Varnholt one was designed by Mara Eskell in 1871.\ndesigned_varnholt_lighthouse = Mara Eskell")
+CONTINUED = ("; exported by kb-sync 2024-02-01 00:41\n[answer:designed_varnholt_lighthouse]\n"
+             "question = Who designed the Varnholt lighthouse?\nanswer = Harbour towers were often designed abroad.\n"
+             "    The Varnholt one was designed by Mara Eskell in 1871.\nverified = true")
+
+
+def test_a_section_runs_from_the_comments_above_it_to_its_last_value():
+    """The last value ends before "Its lantern …" (a clause opener the planting glued on); a comment
+    above the header, on the host's line after its sentence, is the section's."""
+    assert_planted_unit(COMMENTED, sections, closed=True)
+    assert_planted_unit(CONTINUED, sections, closed=True)
+
+
+def test_a_bracketed_label_without_keys_is_none():
+    assert sections(HOST_BEFORE + "[Verse 1]\nThe tower stands\nAbove the bay" + HOST_AFTER) == ()
+    assert sections("See [1]\nand the note below. It = a claim.") == ()
