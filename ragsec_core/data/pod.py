@@ -18,7 +18,10 @@ import re
 from ragsec_core._util.text import Span
 from ragsec_core.data.layout import last_line_end, line_end
 
-_OPENING = re.compile(r"(?:(?<=\n)|(?<![\s\S])|(?<=[.!?] )|(?<=[.!?][\"')\]] ))=(?:pod|encoding|head[1-6]|over|item|begin|for)\b[^\n]*\n[ \t]*\n")
+_COMMANDS = r"=(?:pod|encoding|head[1-6]|over|item|begin|for)\b[^\n]*\n[ \t]*\n"
+# a block's first command opens its line or follows a sentence end, or follows any space where the next
+# paragraph is a command too (`=encoding UTF-8` glued after a citation mark, "….[5] =encoding UTF-8")
+_OPENING = re.compile(rf"(?:(?:(?<=\n)|(?<![\s\S])|(?<=[.!?] )|(?<=[.!?][\"')\]] )){_COMMANDS}|(?<=\s){_COMMANDS}(?==[a-z]))")
 _NEXT = re.compile(r"\n[ \t]*\n=(pod|encoding|head[1-6]|over|item|begin|for|back|cut|end)\b")  # the next command
 _CLOSING = re.compile(r"=(?:cut|back)\b|=end[ \t]+[\w:-]{1,30}")
 _MOST_BETWEEN = 3000  # characters of text paragraphs between two commands of one block
