@@ -22,7 +22,7 @@ _HEADER = re.compile(r"(?<!\S)\[[A-Za-z0-9_][^\[\]\n]{0,60}\][ \t]*\n")
 _KEY = re.compile(r"[A-Za-z_][\w.:-]{0,60}[ \t]*=[ \t]*\S")
 _COMMENT = re.compile(r"[;#][ \t]")
 _CONTINUED = re.compile(r"[ \t]+\S")
-_COMMENT_ABOVE = re.compile(r"(?m)(?:^|(?<=[.!?\]\"')][ \t]))[;#][ \t][^\n]*\n\Z")
+_COMMENT_START = re.compile(r"(?m)(?:^|(?<=[.!?\]\"')][ \t]))[;#][ \t]")
 _MOST_ABOVE = 3  # comment lines above a header read as its section's
 
 
@@ -61,12 +61,17 @@ def _line_start(text: str, i: int) -> int:
 
 def _above(text: str, start: int) -> int:
     """Where the section that opens at `start` starts: at the first of up to `_MOST_ABOVE` comment lines
-    right above its header (the first may follow the host's sentence on its line), else at the header."""
+    right above its header, else at the header. A whole line is a comment where it opens with the mark;
+    else the comment is the line's last mark after a sentence end (the planting glues the first comment
+    line onto the host's sentence, which may hold a `; ` of its own: "… , ] ; Swedish: …")."""
     for _ in range(_MOST_ABOVE):
         if start == 0 or _line_start(text, start) != start:
             break
-        above = _COMMENT_ABOVE.search(text, _line_start(text, start - 1), start)
-        if above is None:
+        line = _line_start(text, start - 1)
+        marks = [m.start() for m in _COMMENT_START.finditer(text, line, start - 1)]
+        if not marks:
             break
-        start = above.start()
+        start = line if marks[0] == line else marks[-1]
+        if start != line:
+            break
     return start
