@@ -32,6 +32,7 @@ from ragsec_core.bench.held_out_machine import (
     wrap_whole,
     wrapped,
 )
+from ragsec_core.bench.held_out_render import RENDER_FORMS
 from ragsec_core.bench.held_out_repo import REPO_FORMS
 from ragsec_core.bench.held_out_source import SOURCE_FORMS
 from ragsec_core.bench.held_out_store import feed_text, notebook_text, sql_text
@@ -395,4 +396,5 @@ HELD_OUT: dict[str, Builder] = {
     **SOURCE_FORMS,
     **AUTHORED_FORMS,
     **REPO_FORMS,
+    **RENDER_FORMS,
 }

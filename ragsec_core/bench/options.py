@@ -34,7 +34,8 @@ from ragsec_core._util.paths import shared_data_dir
 # (bench/held_out_wire.py, bench/held_out_layout.py), and po, rtf, rst and changelog on 6 Dec (thirteenth
 # session) after the rules of r86 (bench/held_out_source.py), and bibtex, box, org and slides after the
 # rules of r88 (bench/held_out_authored.py), and commit, ini, pod and ticket on 6 Dec (fourteenth session)
-# after the rules of r90 (bench/held_out_repo.py).
+# after the rules of r90 (bench/held_out_repo.py), and nroff and docx after the rules of r92
+# (bench/held_out_render.py).
 PLANT_MODES = ("embedded", "standalone")
 ATTACK_FORMS = ("black", "text", "hotflip", "bait-noise", "blind", "garag", "soup", "inject", "hidden", "faq",
                 "jsonld", "forum", "table", "chat", "email", "cite", "list", "quote", "note", "code", "transcript",
@@ -42,7 +43,7 @@ ATTACK_FORMS = ("black", "text", "hotflip", "bait-noise", "blind", "garag", "sou
                 "html", "csv", "latex", "unicode", "reply", "yaml", "asr", "legal", "diff", "screenplay",
                 "feed", "sql", "notebook", "verse", "ics", "qp", "roff", "thread", "po",
                 "rtf", "rst", "changelog", "bibtex", "box", "org", "slides",
-                "commit", "ini", "pod", "ticket")
+                "commit", "ini", "pod", "ticket", "nroff", "docx")
 
 # bench speed: its sections ("hybrid" is only the hybrid part of "retrieval") and its default events file
 SPEED_SECTIONS = ("traceback", "retrieval", "hybrid", "attention", "startup")
