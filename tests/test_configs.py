@@ -19,6 +19,13 @@ def test_a_section_runs_from_the_comments_above_it_to_its_last_value():
     assert_planted_unit(CONTINUED, sections, closed=True)
 
 
+def test_a_last_comment_ends_at_its_sentence():
+    """A comment is prose: a name in it ("… by Mara Eskell in 1871.") opens no sentence."""
+    section = "[faq]\nanswer = Mara Eskell\n# The Varnholt one was designed by Mara Eskell in 1871."
+    text = HOST_BEFORE + section + " The lantern came later."
+    assert sections(text) == (((len(HOST_BEFORE), len(HOST_BEFORE) + len(section)), True),)
+
+
 def test_a_bracketed_label_without_keys_is_none():
     assert sections(HOST_BEFORE + "[Verse 1]\nThe tower stands\nAbove the bay" + HOST_AFTER) == ()
     assert sections("See [1]\nand the note below. It = a claim.") == ()

@@ -46,11 +46,16 @@ def sections(text: str) -> tuple[tuple[Span, bool], ...]:
 
 
 def _last_end(text: str, a: int, b: int) -> int:
-    """Where a section's last line, `text[a:b]`, ends: before the first word that opens a sentence
-    (`layout.opener_cut`), else at its first sentence end. A value is no sentence: "verified = true At
-    that time, …" ends at "true"."""
+    """Where a section's last line, `text[a:b]`, ends. A comment or a continuation is prose: at its first
+    sentence end. A key's value is no sentence ("verified = true At that time, …" ends at "true"): before
+    the first word past the value's first that opens a sentence (`layout.opener_cut`), else at its first
+    sentence end."""
     end = first_end(text, a, b)
-    cut = opener_cut(text, a, end, end - a)
+    key = _KEY.match(text, a)
+    if key is None:
+        return end
+    value = key.end() - 1
+    cut = opener_cut(text, value, end, end - value)
     return end if cut is None else cut
 
 

@@ -18,9 +18,11 @@ from ragsec_core._util.text import Span
 
 # A markup tag: an element's opening or closing tag, a comment's or an XML CDATA section's delimiters, or a
 # tag escaped as a feed or an XML store carries HTML inside its own markup ("&lt;p&gt;", "&lt;/p&gt;"): the
-# escaped tag is no more a word of the sentence than the tag is.
-MARKUP = re.compile(r"<!--|-->|<!\[CDATA\[|\]\]>|</?[A-Za-z][\w-]*(?:\s[^<>]*)?/?>"
-                    r"|&lt;/?[A-Za-z][\w-]*(?:\s(?:(?!&[lg]t;)[^<>\n])*)?/?&gt;")
+# escaped tag is no more a word of the sentence than the tag is. An XML store's names may carry a namespace
+# prefix (a Word document's `<w:t>`, a feed's `<dc:creator>`).
+TAG_NAME = r"[A-Za-z][\w-]*(?::[A-Za-z][\w.-]*)?"  # an element's name, maybe behind a namespace prefix (`w:p`, `dc:creator`)
+MARKUP = re.compile(rf"<!--|-->|<!\[CDATA\[|\]\]>|</?{TAG_NAME}(?:\s[^<>]*)?/?>"
+                    rf"|&lt;/?{TAG_NAME}(?:\s(?:(?!&[lg]t;)[^<>\n])*)?/?&gt;")
 _DELIMITERS = {"<!--": "-->", "<![CDATA[": "]]>"}  # a comment's and a CDATA section's opening and closing marks
 # An opening tag whose content a browser does not render: a comment, the `hidden` attribute (not CSS's
 # "overflow: hidden"), or a style that hides it. Text that a reader never sees and a model reads is the
@@ -76,7 +78,7 @@ def element_end(text: str, start: int) -> int | None:
     if m.group() in _DELIMITERS:
         close = text.find(_DELIMITERS[m.group()], m.end())
         return None if close < 0 else close + len(_DELIMITERS[m.group()])
-    name = re.match(r"<([A-Za-z][\w-]*)", _plain(m.group())).group(1).lower()  # type: ignore[union-attr]
+    name = re.match(rf"<({TAG_NAME})", _plain(m.group())).group(1).lower()  # type: ignore[union-attr]
     depth = 1
     for t in MARKUP.finditer(text, m.end()):
         tag = _plain(t.group()).lower()
