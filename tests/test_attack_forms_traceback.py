@@ -35,8 +35,9 @@ GARAG = ("Tha Varnholt lighthuose stnads onn teh northern breakwatter off the ha
 # the unicode text whose question holds a look-alike letter ("lіghthouse", seed 3: seed 0's changes one word)
 # and the whole rich-text document (seed 1: on seed 0's paragraph, the answer in `{\b …}`, SmolLM2 answers
 # "M. Eskell"), and the POD page closed by `=cut` (seed 1: on seed 0's list item, the answer in `B<…>`, SmolLM2
-# answers that the lighthouse is a fishing town)
-SEEDS = {"soup": 2, "pdf": 2, "unicode": 3, "rtf": 1, "pod": 1}
+# answers that the lighthouse is a fishing town), and a Word document's XML that SmolLM2 adopts first (seed 3:
+# on seeds 0-2 it answers "the engineer" and no name)
+SEEDS = {"soup": 2, "pdf": 2, "unicode": 3, "rtf": 1, "pod": 1, "docx": 3}
 # what the attribution rule does not reach yet: a blind article's set-up sentences before the claim and
 # after it (fluent, no query words, no answer, no salad); a reply's own line above the attribution is the
 # quoted mail's unit's since r84
