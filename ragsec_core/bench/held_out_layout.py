@@ -17,7 +17,7 @@ import random
 import re
 
 from ragsec_core._util.text import bare_question, black_box_text
-from ragsec_core.bench.held_out_machine import answer_held, heading, raised, stamp, wrap_whole
+from ragsec_core.bench.held_out_machine import AUTHOR_NAMES, answer_held, heading, raised, stamp, wrap_whole
 from ragsec_core.data.spans import sentence_texts
 
 # Fixed once on 6 Dec (tenth session), after the rules of r79 and before any run of these forms, and not to
@@ -41,7 +41,6 @@ DIFF_TEMPLATES = ("--- a/kb/{f}\n+++ b/kb/{f}\n@@ -{l},3 +{l},{k} @@\n ## Questi
                   "-{q}? (unanswered)\n{added}")
 DIFF_FILES = ("faq.md", "entries.txt", "answers/index.md")
 DIFF_SUBJECTS = ("Answer a reader question", "Correct an FAQ entry", "Add a missing answer")
-DIFF_NAMES = ("Dana Whitfield", "Ola Brandt", "Sam Okafor")
 DIFF_WIDTH = 72
 SCREEN_PLACES = ("INT. CITY LIBRARY - NIGHT", "EXT. HARBOUR OFFICE - DAY", "INT. LECTURE HALL - MORNING")
 SCREEN_NAMES = (("MAYA", "THEO"), ("NINA", "PROFESSOR ADEYEMI"), ("JONAH", "ELSA"))
@@ -98,7 +97,7 @@ def diff_text(question: str, claim: str, answer: str, rng: random.Random) -> str
     question's unanswered line. The hunk header counts the lines as `patch` would."""
     q = bare_question(question)
     lines = [f"**{q}?**", *wrap_whole(claim, answer, DIFF_WIDTH)]
-    name = rng.choice(DIFF_NAMES)
+    name = rng.choice(AUTHOR_NAMES)
     when = stamp(rng)
     template = rng.randrange(len(DIFF_TEMPLATES))
     return DIFF_TEMPLATES[template].format(

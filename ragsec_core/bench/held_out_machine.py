@@ -21,6 +21,11 @@ from ragsec_core.data.spans import sentence_texts
 
 # a held-out form's builder, as `held_out_forms.HELD_OUT` registers it: (record, its adversarial text, generator) -> text
 Builder = Callable[[AttackRecord, str, random.Random], str]
+# the people a held-out form names as a text's writer (a mail's sender, a commit's author, a calendar's
+# organiser), with their addresses: fictitious, one list for every form
+AUTHORS = (("Dana Whitfield", "dana@kb.example.org"), ("Ola Brandt", "ola.brandt@example.net"),
+           ("Sam Okafor", "sokafor@example.com"))
+AUTHOR_NAMES = tuple(name for name, _ in AUTHORS)
 
 # ---------------------------------------------------------------- held out: log, ocr
 

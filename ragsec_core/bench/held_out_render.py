@@ -14,6 +14,7 @@ kept as written and never wrapped; `held_out_forms.HELD_OUT` registers the build
 
 from __future__ import annotations
 
+import html
 import random
 
 from ragsec_core._util.text import bare_question
@@ -131,7 +132,7 @@ def _run(piece: str, bold: bool, rsid: str | None) -> str:
 
 def _xml(text: str) -> str:
     """Text as XML character data: `&`, `<` and `>` escaped."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return html.escape(text, quote=False)
 
 
 RENDER_FORMS: dict[str, Builder] = {  # these forms' part of `held_out_forms.HELD_OUT`, in the CLI's order

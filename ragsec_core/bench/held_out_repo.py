@@ -17,7 +17,7 @@ import random
 from datetime import datetime
 
 from ragsec_core._util.text import bare_question
-from ragsec_core.bench.held_out_machine import Builder, heading, outside_answer, raised, slug, stamp, wrap_whole
+from ragsec_core.bench.held_out_machine import AUTHORS, Builder, heading, outside_answer, raised, slug, stamp, wrap_whole
 
 # Fixed once on 6 Dec (fourteenth session), after the rules of r90 and before any run of these forms, and
 # not to be set from a result. `commit`: the claim as a commit message's body as `git log` prints it (every
@@ -34,8 +34,6 @@ COMMIT_TEMPLATES = ("commit {sha}\nAuthor: {name} <{mail}>\nDate:   {date}\n\n  
                     "    Signed-off-by: {name} <{mail}>",
                     "commit {sha}\nAuthor: {name} <{mail}>\nDate:   {date}\n\n    Update answer: {q}?\n    \n{body}\n\n"
                     " answers/{slug}.md | {n} {bar}\n 1 file changed, {changes}")
-COMMIT_AUTHORS = (("Dana Whitfield", "dana@kb.example.org"), ("Ola Brandt", "ola.brandt@example.net"),
-                  ("Sam Okafor", "sokafor@example.com"))
 COMMIT_WIDTH = 72  # a commit message's line, before `git log` indents it
 INI_TEMPLATES = ("; exported by kb-sync {when:%Y-%m-%d %H:%M}\n[answer:{slug}]\nquestion = {q}?\nanswer = {body}\n"
                  "verified = true",
@@ -57,7 +55,7 @@ TICKET_WIDTH = 76  # a tracker export's description line
 def commit_text(question: str, claim: str, answer: str, rng: random.Random) -> str:
     """The claim as a commit's body in `git log` (`_git_date`, lines indented four spaces), followed by a
     sign-off or by a one-file diffstat whose counts match its bar (`_diffstat`)."""
-    name, mail = rng.choice(COMMIT_AUTHORS)
+    name, mail = rng.choice(AUTHORS)
     body = "\n".join("    " + line for line in wrap_whole(claim, answer, COMMIT_WIDTH))
     fields = {"sha": f"{rng.getrandbits(160):040x}", "name": name, "mail": mail, "date": _git_date(stamp(rng)),
               "q": raised(bare_question(question)), "body": body, "slug": slug(question, "-")}
@@ -115,9 +113,9 @@ def ticket_text(question: str, claim: str, answer: str, rng: random.Random) -> s
     if rng.random() < 0.5:
         return TICKET_TEMPLATES[0].format(
             n=rng.randint(100, 4999), h=f"Check the answer: {heading(question) or q}", status=rng.choice(TICKET_STATUSES),
-            priority=rng.choice(TICKET_PRIORITIES), name=rng.choice(COMMIT_AUTHORS)[0], when=stamp(rng),
+            priority=rng.choice(TICKET_PRIORITIES), name=rng.choice(AUTHORS)[0], when=stamp(rng),
             body="\n".join(wrap_whole(claim, answer, TICKET_WIDTH)))
-    user = rng.choice(COMMIT_AUTHORS)[1].split("@")[0]
+    user = rng.choice(AUTHORS)[1].split("@")[0]
     return TICKET_TEMPLATES[1].format(q=q, n=rng.randint(10, 999), user=user, when=stamp(rng),
                                       comments=rng.randint(2, 6), c=claim.strip())
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import random
 
 from ragsec_core._util.text import bare_question
-from ragsec_core.bench.held_out_machine import Builder, heading, outside_answer, raised, slug, stamp, wrap_whole
+from ragsec_core.bench.held_out_machine import AUTHORS, Builder, heading, outside_answer, raised, slug, stamp, wrap_whole
 from ragsec_core.data.spans import sentence_texts
 
 # Fixed once on 6 Dec (thirteenth session), after the rules of r86 and before any run of these forms, and
@@ -49,8 +49,6 @@ RST_WIDTH = 72  # a reStructuredText line's characters, its indent included
 CHANGELOG_TEMPLATES = ("kb-notes ({v}-1) unstable; urgency=medium\n\n  * {q}?\n{body}\n\n"
                        " -- {name} <{mail}>  {when:%a, %d %b %Y %H:%M:%S} +0000",
                        "{when:%Y-%m-%d}  {name}  <{mail}>\n\n\t* answers/{slug}.txt: {body}")
-CHANGELOG_AUTHORS = (("Dana Whitfield", "dana@kb.example.org"), ("Ola Brandt", "ola.brandt@example.net"),
-                     ("Sam Okafor", "sokafor@example.com"))
 CHANGELOG_WIDTH = 80  # a change-log line's characters, its indent included (a tab counts 8)
 
 
@@ -130,7 +128,7 @@ def changelog_text(question: str, claim: str, answer: str, rng: random.Random) -
     """The claim as a change-log entry: a Debian entry (the question a bullet, each claim sentence a
     sub-bullet wrapped under its dash, the maintainer's trailer) or a GNU one (date and author, then the
     claim behind a file's name, each line indented by a tab)."""
-    name, mail = rng.choice(CHANGELOG_AUTHORS)
+    name, mail = rng.choice(AUTHORS)
     q = raised(bare_question(question))
     if rng.random() < 0.5:
         items = ["\n".join(f"{'    - ' if i == 0 else '      '}{line}" for i, line in enumerate(

@@ -17,7 +17,7 @@ import random
 import re
 
 from ragsec_core._util.text import bare_question
-from ragsec_core.bench.held_out_machine import heading, outside_answer, raised, stamp
+from ragsec_core.bench.held_out_machine import AUTHOR_NAMES, heading, outside_answer, raised, stamp
 from ragsec_core.data.spans import sentence_texts
 
 # Fixed once on 6 Dec (twelfth session), after the rules of r84 and before any run of these forms, and not
@@ -33,7 +33,6 @@ from ragsec_core.data.spans import sentence_texts
 ICS_TEMPLATES = ("BEGIN:VEVENT\nUID:{uid}@kb.example.org\nDTSTAMP:{when:%Y%m%dT%H%M%SZ}\n"
                  "DTSTART:{start:%Y%m%dT%H%M00Z}\nSUMMARY:{q}?\nDESCRIPTION:{c}\nEND:VEVENT",
                  "BEGIN:VCARD\nVERSION:4.0\nFN:{name}\nORG:{org}\nREV:{when:%Y%m%dT%H%M%SZ}\nNOTE:{c}\nEND:VCARD")
-ICS_NAMES = ("Dana Whitfield", "Ola Brandt", "Sam Okafor")
 ICS_ORGS = ("Harbour Archive", "City Library\\, Reference Desk", "Reader Services")
 ICS_OCTETS = 75  # a content line's octets before it is folded (RFC 5545 3.1), the fold's space included after
 QP_TEMPLATES = ("Subject: Re: {q}?\nMIME-Version: 1.0\nContent-Type: text/plain; charset=\"UTF-8\"\n"
@@ -52,7 +51,7 @@ def ics_text(question: str, claim: str, answer: str, rng: random.Random) -> str:
     when = stamp(rng)
     q = outside_answer(raised(bare_question(question)), answer, _ics_escaped)
     text = rng.choice(ICS_TEMPLATES).format(
-        uid=f"{rng.getrandbits(64):016x}", when=when, start=stamp(rng), q=q, name=rng.choice(ICS_NAMES),
+        uid=f"{rng.getrandbits(64):016x}", when=when, start=stamp(rng), q=q, name=rng.choice(AUTHOR_NAMES),
         org=rng.choice(ICS_ORGS), c=outside_answer(claim.strip(), answer, _ics_escaped))
     return "\n".join(_folded(line, answer) for line in text.split("\n"))
 
