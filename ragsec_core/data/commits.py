@@ -31,9 +31,10 @@ def commits(text: str) -> tuple[tuple[Span, bool], ...]:
     """The commits of the text, each with whether it is closed: from the hash line over the header and the
     message's indented lines to the diffstat's summary or the last line's trailer (closed), else to its
     last line's first sentence end (open). A commit that opens a diff is left to `layout.diffs`."""
-    patched = {a for a, _ in diffs(text)}
     found: list[tuple[Span, bool]] = []
+    patched: set[int] | None = None  # where the text's diffs start, read only once a hash line is found
     for m in _HEAD.finditer(text):
+        patched = {a for a, _ in diffs(text)} if patched is None else patched
         if m.start() in patched:
             continue
         last, i = None, m.end()

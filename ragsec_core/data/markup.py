@@ -166,10 +166,10 @@ def records(text: str) -> list[Span]:
     matter and mappings, unified diffs, screenplay scenes and verses (`data.layout`), roff source
     (`data.roff`), threads (`data.threads`), SQL dumps' rows, feed items, iCalendar or vCard components,
     multipart bodies and catalogue entries (`data.stores`), rich text (`data.richtext`), BibTeX entries
-    (`data.bibliography`), framed blocks (`data.frames`), reStructuredText's titles, directives and field
-    lists (`data.restructured`), change-log entries (`data.changelogs`), Org entries' heads
-    (`data.outline`) and slides (`data.slides`), outermost only (a table inside a record's string is the
-    record's). A fresh list over one reading per text: the split and the boundary's rules ask for the same
+    (`data.bibliography`), framed blocks (`data.frames`) and the units of the formats that
+    `formats.FORMAT_UNITS` reads (roff source, threads, reStructuredText, change logs, Org entries, slides,
+    commits, INI sections, POD blocks, tickets, rendered manual pages, namespaced XML elements), outermost
+    only (a table inside a record's string is the record's). A fresh list over one reading per text: the split and the boundary's rules ask for the same
     chunk's."""
     return list(_records(text))
 
@@ -203,9 +203,9 @@ def closed_units(text: str) -> set[Span]:
 def _closed_found(text: str) -> tuple[Span, ...]:
     """The closed units of the text as found (JSON records, tables, code, LaTeX environments, YAML front
     matter, quoted mappings, diffs, SQL statements, feed items, calendar components, multipart bodies,
-    catalogue entries, rich text, BibTeX entries, frames, roff source closed by a cross-reference, threads
-    closed by counts, field lists closed by a date, Debian change-log entries, Org blocks and slides closed
-    by their notes), inner ones too, read once per text: `_records` keeps the outermost units among them
+    catalogue entries, rich text, BibTeX entries, frames, and the closed ones of `formats.FORMAT_UNITS`:
+    roff source closed by a cross-reference, a Debian change-log entry, a slide closed by its notes, …),
+    inner ones too, read once per text: `_records` keeps the outermost units among them
     and the others, `closed_units` asks which of those these are."""
     return tuple(json_records(text) + [m.span() for m in _TABLE.finditer(text)] + _line_units(_CODE, text)
                  + [m.span() for m in _TEX_ENV.finditer(text)] + [m.span() for m in _FRONT_MATTER.finditer(text)]
@@ -332,9 +332,8 @@ def _quoted(text: str) -> tuple[Span, ...]:
 @lru_cache(maxsize=512)
 def _maybe_closed(text: str) -> tuple[tuple[Span, bool], ...]:
     """The units that end at a mark of their own or not, each with whether it does: YAML mappings
-    (`_mappings`) and the units of the formats each read by a module of its own (`formats.FORMAT_UNITS`:
-    roff source, threads, reStructuredText, change logs, Org entries, slides, commits, INI sections). Read
-    once per text: `_records` takes the open ones and `_closed_found` the closed ones."""
+    (`_mappings`) and the units of the formats each read by a module of its own (`formats.FORMAT_UNITS`).
+    Read once per text: `_records` takes the open ones and `_closed_found` the closed ones."""
     return _mappings(text) + format_units(text)
 
 

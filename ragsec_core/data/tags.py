@@ -20,7 +20,9 @@ from ragsec_core._util.text import Span
 # tag escaped as a feed or an XML store carries HTML inside its own markup ("&lt;p&gt;", "&lt;/p&gt;"): the
 # escaped tag is no more a word of the sentence than the tag is. An XML store's names may carry a namespace
 # prefix (a Word document's `<w:t>`, a feed's `<dc:creator>`).
-TAG_NAME = r"[A-Za-z][\w-]*(?::[A-Za-z][\w.-]*)?"  # an element's name, maybe behind a namespace prefix (`w:p`, `dc:creator`)
+_LOCAL_NAME = r"[A-Za-z][\w.-]*"  # a name after a namespace prefix
+TAG_NAME = rf"[A-Za-z][\w-]*(?::{_LOCAL_NAME})?"  # an element's name, maybe behind a namespace prefix (`w:p`, `dc:creator`)
+PREFIXED_NAME = rf"[A-Za-z][\w-]*:{_LOCAL_NAME}"  # a name with its namespace prefix (`xmlparts`)
 MARKUP = re.compile(rf"<!--|-->|<!\[CDATA\[|\]\]>|</?{TAG_NAME}(?:\s[^<>]*)?/?>"
                     rf"|&lt;/?{TAG_NAME}(?:\s(?:(?!&[lg]t;)[^<>\n])*)?/?&gt;")
 _DELIMITERS = {"<!--": "-->", "<![CDATA[": "]]>"}  # a comment's and a CDATA section's opening and closing marks

@@ -15,9 +15,9 @@ from __future__ import annotations
 import re
 
 from ragsec_core._util.text import Span
-from ragsec_core.data.tags import element_end
+from ragsec_core.data.tags import PREFIXED_NAME, element_end
 
-_OPENING = re.compile(r"(?<![^\s])<([A-Za-z][\w-]*:[A-Za-z][\w.-]*)(?:\s[^<>]*)?>")
+_OPENING = re.compile(rf"(?<![^\s])<({PREFIXED_NAME})(?:\s[^<>]*)?>")
 
 
 def elements(text: str) -> tuple[tuple[Span, bool], ...]:
@@ -36,7 +36,7 @@ def elements(text: str) -> tuple[tuple[Span, bool], ...]:
 def _siblings(text: str, end: int, name: str) -> int:
     """Where the run of `name` elements that the one ending at `end` opens ends: over each element of that
     name that follows, only spaces between, to its close."""
-    sibling = re.compile(rf"\s*<{re.escape(name)}[\s>]")
-    while (m := sibling.match(text, end)) is not None and (close := element_end(text, m.end() - len(name) - 2)) is not None:
+    sibling = re.compile(rf"\s*(<{re.escape(name)})[\s>]")
+    while (m := sibling.match(text, end)) is not None and (close := element_end(text, m.start(1))) is not None:
         end = close
     return end
