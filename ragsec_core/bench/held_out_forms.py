@@ -17,6 +17,7 @@ import re
 
 from ragsec_core._util.text import bare_question, tokenize
 from ragsec_core.bench.held_out_authored import AUTHORED_FORMS
+from ragsec_core.bench.held_out_export import EXPORT_FORMS
 from ragsec_core.bench.held_out_inline import latex_text, reply_text, unicode_text, yaml_text
 from ragsec_core.bench.held_out_layout import asr_text, diff_text, legal_text, screenplay_text, thread_text, verse_text
 from ragsec_core.bench.held_out_machine import (
@@ -393,8 +394,5 @@ HELD_OUT: dict[str, Builder] = {
     "qp": lambda rec, adv, rng: qp_text(rec.question, adv, rec.incorrect, rng),
     "roff": lambda rec, adv, rng: roff_text(rec.question, adv, rec.incorrect, rng),
     "thread": lambda rec, adv, rng: thread_text(rec.question, adv, rng),
-    **SOURCE_FORMS,
-    **AUTHORED_FORMS,
-    **REPO_FORMS,
-    **RENDER_FORMS,
+    **SOURCE_FORMS, **AUTHORED_FORMS, **REPO_FORMS, **RENDER_FORMS, **EXPORT_FORMS,  # the later rounds' modules
 }
