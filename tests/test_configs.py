@@ -29,3 +29,19 @@ def test_a_last_comment_ends_at_its_sentence():
 def test_a_bracketed_label_without_keys_is_none():
     assert sections(HOST_BEFORE + "[Verse 1]\nThe tower stands\nAbove the bay" + HOST_AFTER) == ()
     assert sections("See [1]\nand the note below. It = a claim.") == ()
+
+
+TABLES = ('# kb-answers export 2024-11-18 07:18\n\n[[answers]]\nid = "designed-varnholt-lighthouse"\n'
+          'answer = "Harbour towers were often designed abroad. The Varnholt one was designed by Mara Eskell."\n'
+          "verified = true\nupdated = 2024-11-18T07:18:00Z")
+ARRAY = ('[faq.designed_varnholt_lighthouse]\nanswer = "Mara Eskell"\nnotes = [\n'
+         '    "Harbour towers were often designed abroad.",\n    "The Varnholt one was designed by Mara Eskell.",\n]')
+
+
+def test_toml_is_read_by_the_same_rules():
+    """An `[[array]]` table's header is a header and the exporter's comment one blank line above it is the
+    section's; an array over indented lines ends at its closing `]`, the host's sentence glued after it."""
+    assert_planted_unit(TABLES, sections, closed=True)
+    assert_planted_unit(ARRAY, sections, closed=True)
+    two_blank = HOST_BEFORE + TABLES.replace("\n\n", "\n\n\n") + HOST_AFTER
+    assert sections(two_blank)[0][0][0] == two_blank.index("[[answers]]")  # a comment farther up is not its

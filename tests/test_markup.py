@@ -286,6 +286,15 @@ def test_closed_units_are_those_that_end_at_a_mark_of_their_own():
     assert {text[a:b] for a, b in records(text)} > closed
 
 
+def test_of_two_units_that_start_together_the_longer_is_the_outer_one():
+    """A TOML file's comment line reads as a Markdown heading too; the section that starts at it is the unit
+    (sorted by start alone, the heading came first and the section was dropped as an inner unit)."""
+    toml = '# kb export 2024-11-18\n\n[[answers]]\nanswer = "Mara Eskell"\nverified = true'
+    text = f"Host ends here. {toml} Host goes on."
+    assert [text[a:b] for a, b in records(text)] == [toml]
+    assert toml in [text[a:b] for a, b in sentence_spans(text)]
+
+
 def test_a_mail_replys_quoted_lines_are_one_unit_with_the_attribution_line_above_them():
     """Two or more lines opened by ">" are one quoted mail with the client's attribution line above them, its
     last line to its last sentence end within the width of its paragraph's widest line (the host sentence

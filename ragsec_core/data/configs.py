@@ -9,6 +9,9 @@ the host's next sentence. So a section with at least one key is one unit, from t
 its header to its last line. A value has no sentence end to stop at: the last line ends before the first
 capitalised word that opens a sentence (a clause opener, or a name a lower-case word follows:
 `layout.opener_cut`), as a poem's last line does, where the planting glued the host's next sentence on.
+TOML is read by the same rules: its `[[array]]` table header is a header, an array whose items run over
+indented lines ends at its closing `]` line, and an exporting tool's comment may stand one blank line above
+the header.
 """
 
 from __future__ import annotations
@@ -18,10 +21,12 @@ import re
 from ragsec_core._util.text import Span
 from ragsec_core.data.layout import first_end, line_end, opener_cut
 
-_HEADER = re.compile(r"(?<!\S)\[[A-Za-z0-9_][^\[\]\n]{0,60}\][ \t]*\n")
+_HEADER = re.compile(r"(?<!\S)\[(\[)?[A-Za-z0-9_][^\[\]\n]{0,60}\](?(1)\])[ \t]*\n")  # TOML's `[[answers]]` too
 _KEY = re.compile(r"[A-Za-z_][\w.:-]{0,60}[ \t]*=[ \t]*\S")
 _COMMENT = re.compile(r"[;#][ \t]")
 _CONTINUED = re.compile(r"[ \t]+\S")
+_ARRAY_OPEN = re.compile(r"=[ \t]*\[[ \t]*$")  # a key's line whose value, an array, runs on below
+_ARRAY_CLOSE = re.compile(r"[ \t]*\]")  # the line that closes it
 _COMMENT_START = re.compile(r"(?m)(?:^|(?<=[.!?\]\"')][ \t]))[;#][ \t]")
 _MOST_ABOVE = 3  # comment lines above a header read as its section's
 
@@ -33,15 +38,21 @@ def sections(text: str) -> tuple[tuple[Span, bool], ...]:
     found: list[tuple[Span, bool]] = []
     for m in _HEADER.finditer(text):
         lines: list[Span] = []
-        i, keyed = m.end(), False
+        i, keyed, array, closed_at = m.end(), False, False, None
         while i < len(text) and (_KEY.match(text, i) or _COMMENT.match(text, i)
-                                 or (lines and _CONTINUED.match(text, i))):
-            keyed = keyed or _KEY.match(text, i) is not None
+                                 or (lines and _CONTINUED.match(text, i)) or (array and _ARRAY_CLOSE.match(text, i))):
+            key, closed_at = _KEY.match(text, i), None
+            keyed = keyed or key is not None
             lines.append((i, line_end(text, i)))
+            if array and (close := _ARRAY_CLOSE.match(text, i)):  # the host's words may be glued after its `]`
+                array, closed_at = False, close.end()
+            elif key:
+                array = _ARRAY_OPEN.search(text, i, lines[-1][1]) is not None
             i = lines[-1][1] + 1
         if not keyed:
             continue
-        found.append(((_above(text, m.start()), _last_end(text, *lines[-1])), True))
+        end = _last_end(text, *lines[-1]) if closed_at is None else closed_at
+        found.append(((_above(text, m.start()), end), True))
     return tuple(found)
 
 
@@ -68,12 +79,14 @@ def _above(text: str, start: int) -> int:
     """Where the section that opens at `start` starts: at the first of up to `_MOST_ABOVE` comment lines
     right above its header, else at the header. A whole line is a comment where it opens with the mark;
     else the comment is the line's last mark after a sentence end (the planting glues the first comment
-    line onto the host's sentence, which may hold a `; ` of its own: "… , ] ; Swedish: …")."""
-    for _ in range(_MOST_ABOVE):
+    line onto the host's sentence, which may hold a `; ` of its own: "… , ] ; Swedish: …"). One blank line
+    may stand between the header and the comment right above it (a TOML exporter's heading comment)."""
+    for step in range(_MOST_ABOVE):
         if start == 0 or _line_start(text, start) != start:
             break
-        line = _line_start(text, start - 1)
-        marks = [m.start() for m in _COMMENT_START.finditer(text, line, start - 1)]
+        above = start - 1 - (step == 0 and text[start - 2 : start] == "\n\n")  # the line break that ends the line above
+        line = _line_start(text, above)
+        marks = [m.start() for m in _COMMENT_START.finditer(text, line, above)]
         if not marks:
             break
         start = line if marks[0] == line else marks[-1]

@@ -2,9 +2,9 @@
 
 Each module of `FORMAT_UNITS` reads one family of files as a RAG system's ingestion leaves them inside a
 passage (roff source, a thread's posts, reStructuredText, a change log, an Org outline, a slide, a commit in
-`git log`, an INI section, a POD block, a tracker's ticket, a rendered manual page, a namespaced XML
-element) and gives each unit it finds with whether the writer closed it: a closed unit ends at a mark of
-its own, an open one's last line runs to a sentence end. `markup` reads them all through
+`git log`, an INI or TOML section, a POD block, a tracker's ticket, a rendered manual page, a namespaced XML
+element, a crawled web page's text) and gives each unit it finds with whether the writer closed it: a
+closed unit ends at a mark of its own, an open one's last line runs to a sentence end. `markup` reads them all through
 `format_units` beside its own marks; a new format's reader is added here, not in `markup`.
 """
 
@@ -21,6 +21,7 @@ from ragsec_core.data.pod import blocks as pod_blocks
 from ragsec_core.data.rendered import pages
 from ragsec_core.data.restructured import units as rst_units
 from ragsec_core.data.roff import sources
+from ragsec_core.data.scraped import pages as scraped_pages
 from ragsec_core.data.slides import slides
 from ragsec_core.data.threads import threads
 from ragsec_core.data.tickets import tickets
@@ -29,7 +30,7 @@ from ragsec_core.data.xmlparts import elements
 FormatReader = Callable[[str], tuple[tuple[Span, bool], ...]]
 FORMAT_UNITS: tuple[FormatReader, ...] = (sources, threads, rst_units, changelog_entries, org_entries, slides,
                                           commits, sections, pod_blocks, tickets, pages,
-                                          elements)
+                                          elements, scraped_pages)
 
 
 def format_units(text: str) -> tuple[tuple[Span, bool], ...]:

@@ -182,7 +182,8 @@ def _records(text: str) -> tuple[Span, ...]:
                    + _line_units(_WIKI_HEADING, text) + _line_units(_MD_HEADING, text) + _wiki_notes(text)
                    + _line_units(_SPOKEN, text) + [m.span() for m in _LOG.finditer(text)]
                    + list(_quoted(text)) + [m.span() for m in _TEX_HEADING.finditer(text)] + list(scenes(text))
-                   + list(verses(text)) + [span for span, closed in _maybe_closed(text) if not closed])
+                   + list(verses(text)) + [span for span, closed in _maybe_closed(text) if not closed],
+                   key=lambda span: (span[0], -span[1]))  # of two units that start together, the longer is outer
     out: list[Span] = []
     for a, b in found:
         if not out or a >= out[-1][1]:
