@@ -96,7 +96,7 @@ def _underlined(text: str) -> str:
 
 def docx_text(question: str, claim: str, answer: str, rng: random.Random) -> str:
     """The claim as WordprocessingML: a whole document (a heading with the question, the claim as one
-    paragraph) or a fragment of one paragraph per claim sentence, each paragraph's text in runs (`_runs`)."""
+    paragraph) or a fragment of one paragraph per claim sentence, each paragraph's text in runs (`_paragraph`)."""
     if rng.random() < 0.5:
         return DOCX_TEMPLATES[0].format(q=_xml(raised(bare_question(question))), paragraphs=_paragraph(claim.strip(), answer, rng))
     return DOCX_TEMPLATES[1].format(paragraphs="".join(_paragraph(s, answer, rng) for s in sentence_texts(claim)))

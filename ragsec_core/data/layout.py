@@ -38,7 +38,7 @@ from ragsec_core._util.text import CLAUSE_OPENERS, CLOSING_MARKS, Span
 # "the U.S." and "A.A. Milne" end one as before)
 SENTENCE_END = rf"(?:(?<!\s[A-Z])\.|[!?]){CLOSING_MARKS}(?=\s|$)"
 _ENDS = re.compile(SENTENCE_END)
-CITED_END = re.compile(rf"{SENTENCE_END}|[.!?]{CLOSING_MARKS}(?:\[[^\]\n]{{1,12}}\])+(?=\s|$)")  # "….[5]" too
+_CITED_END = re.compile(rf"{SENTENCE_END}|[.!?]{CLOSING_MARKS}(?:\[[^\]\n]{{1,12}}\])+(?=\s|$)")  # "….[5]" too
 _COMMIT = r"commit[ \t]+[0-9a-f]{7,40}[ \t]*\n(?:[A-Z][A-Za-z-]{1,24}:[^\n]{0,200}\n)*(?:[ \t]*\n(?:[ \t]{4}[^\n]{0,200}\n)+)?[ \t]*\n"
 _FILES = r"(?:diff[ \t]--git[ \t][^\n]{1,300}\n(?:[a-z][^\n]{0,200}\n){0,3})?---[ \t][^\n]{1,300}\n\+\+\+[ \t][^\n]{1,300}\n"
 _DIFF_HEAD = re.compile(rf"(?:{_COMMIT})?{_FILES}(?=@@)")
@@ -334,9 +334,16 @@ def line_above(text: str, i: int, most: int) -> Span | None:
     if gap is None:
         return None
     stop = i - len(gap.group())
-    start = text.rfind("\n", 0, stop) + 1
-    own_end = start + len(text[start:stop].rstrip())  # the line's own last sentence end is not the host's
-    ends = [m.end() for m in CITED_END.finditer(text, start, stop) if m.end() < own_end]
-    start = ends[-1] if ends else start
-    start += len(text[start:stop]) - len(text[start:stop].lstrip())
+    start = own_start(text, text.rfind("\n", 0, stop) + 1, stop)
     return (start, stop) if 1 <= len(text[start:stop].split()) <= most else None
+
+
+def own_start(text: str, a: int, b: int) -> int:
+    """Where the part of `text[a:b]` (a line, or a line up to a mark) that is its own starts: after the last
+    sentence end in it (a citation mark after it too) but its own last one, past the spaces after that end.
+    The planting glues a block's first line onto the host's last sentence ("… Blue Hawaii. Skip to main
+    content"); the line's own closing mark is not the host's."""
+    own_end = a + len(text[a:b].rstrip())
+    ends = [m.end() for m in _CITED_END.finditer(text, a, b) if m.end() < own_end]
+    start = ends[-1] if ends else a
+    return start + len(text[start:b]) - len(text[start:b].lstrip())

@@ -168,9 +168,9 @@ def records(text: str) -> list[Span]:
     multipart bodies and catalogue entries (`data.stores`), rich text (`data.richtext`), BibTeX entries
     (`data.bibliography`), framed blocks (`data.frames`) and the units of the formats that
     `formats.FORMAT_UNITS` reads (roff source, threads, reStructuredText, change logs, Org entries, slides,
-    commits, INI sections, POD blocks, tickets, rendered manual pages, namespaced XML elements), outermost
-    only (a table inside a record's string is the record's). A fresh list over one reading per text: the split and the boundary's rules ask for the same
-    chunk's."""
+    commits, INI and TOML sections, POD blocks, tickets, rendered manual pages, namespaced XML elements,
+    crawled pages), outermost only (a table inside a record's string is the record's). A fresh list over
+    one reading per text: the split and the boundary's rules ask for the same chunk's."""
     return list(_records(text))
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 
 from ragsec_core._util.text import Span
-from ragsec_core.data.layout import CITED_END, SENTENCE_END, first_end, opener_cut
+from ragsec_core.data.layout import SENTENCE_END, first_end, opener_cut, own_start
 
 _LINE = re.compile(r"[^\n]*\S[^\n]*")
 _ENDED = re.compile(rf"{SENTENCE_END}\s*$")
@@ -43,10 +43,10 @@ def pages(text: str) -> tuple[tuple[Span, bool], ...]:
 
 def _page(text: str, lines: list[Span]) -> list[tuple[Span, bool]]:
     """The run as a page, or none: at least `_LEAST_LINES` lines, none indented, its first two short (the
-    first one's own part, `_own_start`), a paragraph line after them (`_paragraph`), a short line after that."""
+    first one's own part, `layout.own_start`), a paragraph line after them (`_paragraph`), a short line after that."""
     if len(lines) < _LEAST_LINES or any(text[a] in " \t" for a, _ in lines[1:]):
         return []
-    start = _own_start(text, *lines[0])
+    start = own_start(text, *lines[0])
     middle = [text[start : lines[0][1]]] + [text[a:b] for a, b in lines[1:-1]]
     prose = next((k for k, line in enumerate(middle) if k >= 2 and _paragraph(line)), None)
     if not (_short(middle[0]) and _short(middle[1])) or prose is None or not any(map(_short, middle[prose + 1 :])):
@@ -63,14 +63,6 @@ def _last_end(text: str, a: int, b: int) -> int:
         return cut
     end = first_end(text, a, b)
     return b if _short(text[end:b]) else end
-
-
-def _own_start(text: str, a: int, b: int) -> int:
-    """Where the line's own part starts: after the last sentence end on it that is not its own last (the
-    planting glues the page's first line onto the host's sentence, "… Blue Hawaii. Skip to main content")."""
-    ends = [m.end() for m in CITED_END.finditer(text, a, b) if text[m.end() : b].strip()]
-    start = ends[-1] if ends else a
-    return start + len(text[start:b]) - len(text[start:b].lstrip())
 
 
 def _short(line: str) -> bool:

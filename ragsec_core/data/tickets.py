@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 
 from ragsec_core._util.text import Span
-from ragsec_core.data.layout import CITED_END, first_end, last_line_end, line_end, opener_cut
+from ragsec_core.data.layout import first_end, last_line_end, line_end, opener_cut, own_start
 
 _KEYED = re.compile(r"(?<!\S)\[[A-Z][A-Z0-9]{1,9}-\d{1,6}\][ \t][^\n]{1,200}\n(?:[A-Z][\w ]{0,30}:[^\n]{0,200}\n){1,12}"
                     r"(?:[ \t]*\n)?Description:[ \t]*\n?")
@@ -39,11 +39,7 @@ def tickets(text: str) -> tuple[tuple[Span, bool], ...]:
 def _title_start(text: str, mark: int) -> int:
     """Where a web issue's title, on the line that ends at its number's `mark`, starts: after the line's
     last sentence end before the title's own (the planting glues the title onto the host's sentence)."""
-    start = text.rfind("\n", 0, mark) + 1
-    own = start + len(text[start:mark].rstrip()) - 1  # the title's own closing mark is not the host's
-    ends = [m.end() for m in CITED_END.finditer(text, start, mark) if m.end() <= own]
-    start = ends[-1] if ends else start
-    return start + len(text[start:mark]) - len(text[start:mark].lstrip())
+    return own_start(text, text.rfind("\n", 0, mark) + 1, mark)
 
 
 def _end(text: str, body: int) -> tuple[int, bool]:
