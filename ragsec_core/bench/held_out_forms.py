@@ -37,6 +37,7 @@ from ragsec_core.bench.held_out_render import RENDER_FORMS
 from ragsec_core.bench.held_out_repo import REPO_FORMS
 from ragsec_core.bench.held_out_source import SOURCE_FORMS
 from ragsec_core.bench.held_out_store import feed_text, notebook_text, sql_text
+from ragsec_core.bench.held_out_team import TEAM_FORMS
 from ragsec_core.bench.held_out_wire import ics_text, qp_text, roff_text
 from ragsec_core.data.spans import sentence_texts
 
@@ -394,5 +395,5 @@ HELD_OUT: dict[str, Builder] = {
     "qp": lambda rec, adv, rng: qp_text(rec.question, adv, rec.incorrect, rng),
     "roff": lambda rec, adv, rng: roff_text(rec.question, adv, rec.incorrect, rng),
     "thread": lambda rec, adv, rng: thread_text(rec.question, adv, rng),
-    **SOURCE_FORMS, **AUTHORED_FORMS, **REPO_FORMS, **RENDER_FORMS, **EXPORT_FORMS,  # the later rounds' modules
+    **SOURCE_FORMS, **AUTHORED_FORMS, **REPO_FORMS, **RENDER_FORMS, **EXPORT_FORMS, **TEAM_FORMS,  # the later rounds' modules
 }
