@@ -1,4 +1,4 @@
-"""INI sections inside a passage, read as units: the comments above a section's header, the header, and its
+"""INI sections and resource bundles inside a passage, read as units: the comments above a section's header, the header, and its
 lines of keys, values, continuations and comments.
 
 A RAG system that indexes a project's or an application's files holds configuration as its tools wrote it:
@@ -11,7 +11,8 @@ capitalised word that opens a sentence (a clause opener, or a name a lower-case 
 `layout.opener_cut`), as a poem's last line does, where the planting glued the host's next sentence on.
 TOML is read by the same rules: its `[[array]]` table header is a header, an array whose items run over
 indented lines ends at its closing `]` line, and an exporting tool's comment may stand one blank line above
-the header.
+the header. A Java `.properties` bundle has no header: two or more lines of dotted keys in a row are one
+unit (`bundles`), a value continued over a line that ends in a backslash; its values are prose.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from __future__ import annotations
 import re
 
 from ragsec_core._util.text import Span
-from ragsec_core.data.layout import first_end, line_end, opener_cut
+from ragsec_core.data.layout import first_end, line_end, opener_cut, raised_opener_cut
 
 _HEADER = re.compile(r"(?<!\S)\[(\[)?[A-Za-z0-9_][^\[\]\n]{0,60}\](?(1)\])[ \t]*\n")  # TOML's `[[answers]]` too
 _KEY = re.compile(r"[A-Za-z_][\w.:-]{0,60}[ \t]*=[ \t]*\S")
@@ -27,33 +28,69 @@ _COMMENT = re.compile(r"[;#][ \t]")
 _CONTINUED = re.compile(r"[ \t]+\S")
 _ARRAY_OPEN = re.compile(r"=[ \t]*\[[ \t]*$")  # a key's line whose value, an array, runs on below
 _ARRAY_CLOSE = re.compile(r"[ \t]*\]")  # the line that closes it
-_COMMENT_START = re.compile(r"(?m)(?:^|(?<=[.!?\]\"')][ \t]))[;#][ \t]")
+_COMMENT_START = re.compile(r"(?m)(?:^|(?<=[.!?\]\"')][ \t]))[;#](?:[ \t]|(?=[A-Z]))")  # a stored bundle's "#Thu …"
+# a bundle's first key line: a dotted key and `=` at a line's start or glued after the host's sentence end
+_BUNDLE_KEY = re.compile(r"(?m)(?:^|(?<=[.!?\"')][ \t]))[A-Za-z_][\w-]*(?:\.[\w-]+)+[ \t]*=")
+_BUNDLE_LEAST = 2
 _MOST_ABOVE = 3  # comment lines above a header read as its section's
 
 
 def sections(text: str) -> tuple[tuple[Span, bool], ...]:
-    """The INI sections of the text that hold a key, each closed (`_last_end` ends its last line): from the
-    comment lines right above the header (`_above`) to the end of its last key, continuation or comment
-    line."""
+    """The INI sections of the text that hold a key, then the bundles (`bundles`) outside them, each
+    closed (`_last_end` ends its last line): from the comment lines right above the header (`_above`) to
+    the end of its last key, continuation or comment line."""
     found: list[tuple[Span, bool]] = []
     for m in _HEADER.finditer(text):
-        lines: list[Span] = []
-        i, keyed, array, closed_at = m.end(), False, False, None
-        while i < len(text) and (_KEY.match(text, i) or _COMMENT.match(text, i)
-                                 or (lines and _CONTINUED.match(text, i)) or (array and _ARRAY_CLOSE.match(text, i))):
-            key, closed_at = _KEY.match(text, i), None
-            keyed = keyed or key is not None
-            lines.append((i, line_end(text, i)))
-            if array and (close := _ARRAY_CLOSE.match(text, i)):  # the host's words may be glued after its `]`
-                array, closed_at = False, close.end()
-            elif key:
-                array = _ARRAY_OPEN.search(text, i, lines[-1][1]) is not None
-            i = lines[-1][1] + 1
-        if not keyed:
+        lines, keys, closed_at = _entries(text, m.end())
+        if keys:
+            end = _last_end(text, *lines[-1]) if closed_at is None else closed_at
+            found.append(((_above(text, m.start()), end), True))
+    return tuple(found) + bundles(text, [span for span, _ in found])
+
+
+def bundles(text: str, taken: list[Span]) -> tuple[tuple[Span, bool], ...]:
+    """A resource bundle's entries outside any section (`taken`): `_BUNDLE_LEAST` or more lines of dotted
+    keys (`faq.tower.title=…`, as a Java `.properties` file or an i18n catalogue holds them) in a row, a value
+    continued over a line that ends in a backslash too, with the comment lines right above the first. Its
+    values are prose, so the last line ends at its first sentence end or before a clause opener that the
+    host's sentence glued on brings (`layout.raised_opener_cut`; a name too after a short value with no
+    capital, "reviewed=true Rowan said …"), not at a name in prose as an INI value's does."""
+    found: list[tuple[Span, bool]] = []
+    for m in _BUNDLE_KEY.finditer(text):
+        if any(a <= m.start() < b for a, b in taken) or (found and m.start() < found[-1][0][1]):
             continue
-        end = _last_end(text, *lines[-1]) if closed_at is None else closed_at
-        found.append(((_above(text, m.start()), end), True))
+        lines, keys, _ = _entries(text, m.start())
+        if keys >= _BUNDLE_LEAST:
+            found.append(((_above(text, m.start()), _bundle_end(text, *lines[-1])), True))
     return tuple(found)
+
+
+def _bundle_end(text: str, a: int, b: int) -> int:
+    """Where a bundle's last line, `text[a:b]`, ends: at its first sentence end, or before a clause opener
+    between two lower-case words, or a name so placed after a short value with no capital
+    (`layout.raised_opener_cut`)."""
+    end = first_end(text, a, b)
+    key = _KEY.match(text, a)
+    cut = raised_opener_cut(text, key.end() - 1 if key else a, end, casual=key is not None)
+    return end if cut is None else cut
+
+
+def _entries(text: str, i: int) -> tuple[list[Span], int, int | None]:
+    """The lines of keys, values, continuations and comments from `i` on, how many hold a key, and where
+    an array closed on the last line ends (None where the last line closes none)."""
+    lines: list[Span] = []
+    keys, array, closed_at = 0, False, None
+    while i < len(text) and (_KEY.match(text, i) or _COMMENT.match(text, i) or (array and _ARRAY_CLOSE.match(text, i))
+                             or (lines and (_CONTINUED.match(text, i) or text[lines[-1][1] - 1] == "\\"))):
+        key, closed_at = _KEY.match(text, i), None
+        keys += key is not None
+        lines.append((i, line_end(text, i)))
+        if array and (close := _ARRAY_CLOSE.match(text, i)):  # the host's words may be glued after its `]`
+            array, closed_at = False, close.end()
+        elif key:
+            array = _ARRAY_OPEN.search(text, i, lines[-1][1]) is not None
+        i = lines[-1][1] + 1
+    return lines, keys, closed_at
 
 
 def _last_end(text: str, a: int, b: int) -> int:

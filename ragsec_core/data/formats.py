@@ -2,10 +2,11 @@
 
 Each module of `FORMAT_UNITS` reads one family of files as a RAG system's ingestion leaves them inside a
 passage (roff source, a thread's posts, reStructuredText, a change log, an Org outline, a slide, a commit in
-`git log`, an INI or TOML section, a POD block, a tracker's ticket, a rendered manual page, a namespaced XML
-element, a crawled web page's text) and gives each unit it finds with whether the writer closed it: a
-closed unit ends at a mark of its own, an open one's last line runs to a sentence end. `markup` reads them all through
-`format_units` beside its own marks; a new format's reader is added here, not in `markup`.
+`git log`, an INI or TOML section or a resource bundle, a POD block, a tracker's ticket, a rendered manual
+page, a namespaced XML element, a crawled web page's text, a chat's or a log's stamped lines, AsciiDoc
+source) and gives each unit it finds with whether the writer closed it: a closed unit ends at a mark of its
+own, an open one's last line runs to a sentence end. `markup` reads them all through `format_units` beside
+its own marks; a new format's reader is added here, not in `markup`.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ragsec_core._util.text import Span
+from ragsec_core.data.asciidoc import units as asciidoc_units
 from ragsec_core.data.changelogs import entries as changelog_entries
 from ragsec_core.data.commits import commits
 from ragsec_core.data.configs import sections
@@ -23,6 +25,7 @@ from ragsec_core.data.restructured import units as rst_units
 from ragsec_core.data.roff import sources
 from ragsec_core.data.scraped import pages as scraped_pages
 from ragsec_core.data.slides import slides
+from ragsec_core.data.stamped import excerpts
 from ragsec_core.data.threads import threads
 from ragsec_core.data.tickets import tickets
 from ragsec_core.data.xmlparts import elements
@@ -30,7 +33,7 @@ from ragsec_core.data.xmlparts import elements
 FormatReader = Callable[[str], tuple[tuple[Span, bool], ...]]
 FORMAT_UNITS: tuple[FormatReader, ...] = (sources, threads, rst_units, changelog_entries, org_entries, slides,
                                           commits, sections, pod_blocks, tickets, pages,
-                                          elements, scraped_pages)
+                                          elements, scraped_pages, excerpts, asciidoc_units)
 
 
 def format_units(text: str) -> tuple[tuple[Span, bool], ...]:

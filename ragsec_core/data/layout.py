@@ -38,6 +38,14 @@ from ragsec_core._util.text import CLAUSE_OPENERS, CLOSING_MARKS, Span
 # "the U.S." and "A.A. Milne" end one as before)
 SENTENCE_END = rf"(?:(?<!\s[A-Z])\.|[!?]){CLOSING_MARKS}(?=\s|$)"
 _ENDS = re.compile(SENTENCE_END)
+# a line of a unit of lines that the unit's next line follows (bounded: a long line is prose), and the
+# unit's last line, which runs to its first sentence end (the host's sentence may be glued on after it)
+LINE_ON = r"[^\n]{0,500}\n[ \t]*"
+LAST_LINE = rf"[^\n]*?(?:{SENTENCE_END}|(?=\n)|$)"
+_CASUAL_WORDS = 4  # words of a message or a value with no capital ("oh nice, thank you", "true") that a name may end
+# a capitalised word (its first group) after a lower-case word, and whether a lower-case word follows (its
+# second): "… thank you Its lantern was …", not "… in The Last Jedi." nor "… The Varnholt one …"
+_RAISED_OPENER = re.compile(r"(?<![\w'’-])[a-z][a-z'’-]*[ \t]([A-Z][a-z]*)\b(?=([ \t]+[a-z])?)")
 _CITED_END = re.compile(rf"{SENTENCE_END}|[.!?]{CLOSING_MARKS}(?:\[[^\]\n]{{1,12}}\])+(?=\s|$)")  # "….[5]" too
 _COMMIT = r"commit[ \t]+[0-9a-f]{7,40}[ \t]*\n(?:[A-Z][A-Za-z-]{1,24}:[^\n]{0,200}\n)*(?:[ \t]*\n(?:[ \t]{4}[^\n]{0,200}\n)+)?[ \t]*\n"
 _FILES = r"(?:diff[ \t]--git[ \t][^\n]{1,300}\n(?:[a-z][^\n]{0,200}\n){0,3})?---[ \t][^\n]{1,300}\n\+\+\+[ \t][^\n]{1,300}\n"
@@ -315,6 +323,23 @@ def opener_cut(text: str, a: int, b: int, most: int) -> int | None:
         opens = word.group(1).lower() in CLAUSE_OPENERS or (word.group(3) and not word.group(2))
         if opens and before[-1:] not in ".!?,;:\"\u201d')":
             return a + len(before)
+    return None
+
+
+def raised_opener_cut(text: str, a: int, b: int, *, casual: bool = False) -> int | None:
+    """Where the first clause opener (`CLAUSE_OPENERS`) of `text[a:b]` capitalised between two lower-case
+    words starts (the end of the text before it, the space left out), or, where `casual`, any capitalised
+    word after a lower-case one that ends a reply of at most `_CASUAL_WORDS` words with no capital (a name
+    that opens the host's sentence: "oh nice, thank you Rowan said …", "true Rowan said …"); None where
+    there is none. Stricter than `opener_cut` (a lower-case word on either side of an opener: a title's "in
+    The Last Jedi" is none; prose opens with a capital, so its names are no casual reply's), so it may read
+    a line of prose: the planting glues the host's next sentence onto a message or a value that ends without
+    a full stop ("oh nice, thank you Its lantern …")."""
+    for m in _RAISED_OPENER.finditer(text, a, b):
+        before = text[a : m.start(1)]
+        if (m.group(1).lower() in CLAUSE_OPENERS and m.group(2)) or (
+                casual and len(before.split()) <= _CASUAL_WORDS and before.lower() == before):
+            return m.start(1) - 1
     return None
 
 

@@ -20,7 +20,7 @@ from ragsec_core._util.text import CLAUSE_OPENERS, CLOSES_SENTENCE, CLOSING_MARK
 from ragsec_core.data.bibliography import entries as bib_entries
 from ragsec_core.data.formats import format_units
 from ragsec_core.data.frames import frames
-from ragsec_core.data.layout import SENTENCE_END, diffs, end_within, first_end, line_above, scenes, verses
+from ragsec_core.data.layout import LAST_LINE, LINE_ON, diffs, end_within, first_end, line_above, scenes, verses
 from ragsec_core.data.richtext import documents
 from ragsec_core.data.stores import catalogue_entries, components, feed_items, mime_parts, statements
 
@@ -42,38 +42,21 @@ _TABLE = re.compile(_TITLE + _ROW + r"(?:[ \t]*\n[ \t]*" + _ROW + r")+")
 # sentence after a planted block), to its first sentence end.
 _ITEM = r"(?:[-*\u2022+]|\d{1,2}[.)]|\d{1,2}(?:\.\d{1,2}){1,3}\.?)[ \t]+"
 _FIELD = r"(?<![\w.@-])[A-Z][A-Za-z-]{1,24}:[ \t]+"
-_ON = r"[^\n]{0,500}\n[ \t]*"  # a line the next line of the unit follows (bounded: a long line is prose)
 _LOOK_BACK = 64  # characters before a unit that `_opens_line` reads: a sentence's end with its marks fits
-_LAST = rf"[^\n]*?(?:{SENTENCE_END}|(?=\n)|$)"
-_LIST = re.compile(rf"{_TITLE}(?:{_ITEM}{_ON})*{_ITEM}{_LAST}")
-_HEADERS = re.compile(rf"{_FIELD}{_ON}(?:{_FIELD}{_ON})*{_FIELD}{_LAST}")
-# A chat export's turns, each opened by a time stamp and a handle ("[09:14] quietfox42: …"), two or more in a
-# row on one line or on several: one transcript, its last turn to its first sentence end. A time stamp opens
-# it wherever it stands (after a bare title host without a full stop too).
-_TURN = r"\[\d{1,2}:\d{2}(?::\d{2})?\][ \t]+[^\s:\[\]]{1,30}:[ \t]+"
-_TRANSCRIPT = re.compile(rf"{_TURN}(?:.*?\s(?={_TURN}){_TURN})+{_LAST}", re.DOTALL)
+_LIST = re.compile(rf"{_TITLE}(?:{_ITEM}{LINE_ON})*{_ITEM}{LAST_LINE}")
+_HEADERS = re.compile(rf"{_FIELD}{LINE_ON}(?:{_FIELD}{LINE_ON})*{_FIELD}{LAST_LINE}")
 # A transcript's speaker turns on one line, each opened by a speaker's label in capitals ("HOST: …",
 # "GUEST: …", "SPEAKER 2: …"), every turn but the last closed by a sentence end: two or more in a row are
 # one transcript, its last turn to its first sentence end. Two letters at least, so a "Q: … A: …" pair
 # (the faq rules read it) and an airport's "(IATA: BOS, ICAO: KBOS)" are no transcript.
 _SPEAKER = r"(?<![\w'’])[A-Z][A-Z0-9]+(?:[ \t][A-Z0-9]+){0,2}:[ \t]+"
-_SPOKEN = re.compile(rf"{_SPEAKER}(?:[^\n]*?[.!?]{CLOSING_MARKS}[ \t]+{_SPEAKER})+{_LAST}")
+_SPOKEN = re.compile(rf"{_SPEAKER}(?:[^\n]*?[.!?]{CLOSING_MARKS}[ \t]+{_SPEAKER})+{LAST_LINE}")
 # Code as a documentation corpus holds it: a fenced block (```lang … ```), or comment lines ("// …", "# …")
 # above the statement they annotate, an assignment of one value ("const answer = \"24\";"), which ends
 # the unit (the host sentence the planting glued on after it is prose). Either is one unit: the sentence
 # split cuts comments at their full stops and runs the last line into the prose after it.
 _ASSIGN = r"""[A-Za-z_][\w.]*(?:[ \t]+[A-Za-z_]\w*)?[ \t]*=[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[\w.]+);?"""
 _CODE = re.compile(rf"```[^\n`]*\n.*?\n[ \t]*```|(?:(?://|#)[ \t][^\n]*\n[ \t]*)+{_ASSIGN}", re.DOTALL)
-# An application's log as a system that indexes its own logs holds it: lines each opened by a time stamp,
-# ISO 8601's ("2023-12-25T23:54:19.777Z", "2024-01-02 10:00:00,123"), syslog's ("Dec  8 05:00:33") or either
-# in brackets, whatever follows it (a level, a host, a component, the message). Two or more such lines in a
-# row are one excerpt, a unit, as a chat export's turns are, its last line to its first sentence end: the
-# sentence split cuts the messages at their full stops and leaves each line's stamp on the sentence before.
-# As a chat's time stamp does, the first stamp opens the excerpt wherever it stands (after a host's bare
-# title without a full stop too): a date and a time followed by a line break and another stamp is no prose.
-_STAMP = (r"(?<![\w:.-])\[?(?:\d{4}-\d\d-\d\d[T ]\d\d:\d\d(?::\d\d(?:[.,]\d{1,6})?)?(?:Z|[+-]\d\d:?\d\d)?"
-          r"|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[ \t]+\d{1,2}[ \t]+\d\d:\d\d:\d\d)\]?[ \t]+")
-_LOG = re.compile(rf"{_STAMP}{_ON}(?:{_STAMP}{_ON})*{_STAMP}{_LAST}")
 # A mail reply's quoted text as an indexed mailbox holds it: two or more lines in a row, each opened by ">"
 # (the quoted mail, hard-wrapped by the client, its sentences running over the breaks and the marks), with
 # the client's attribution line right above them ("On Mon, 3 Mar 2025 at 09:12, Dana <dana@…> wrote:"),
@@ -121,7 +104,7 @@ _NAME_WORD = rf"(?!(?:{'|'.join(sorted(w.capitalize() for w in CLAUSE_OPENERS))}
 # `lead_in` starts a block right after it at it).
 _HANDLE = r"(?:[A-Z][\w.'’-]*(?:[ \t]+[A-Z][\w.'’-]*){0,2}|[\w.@-]{2,30})"
 _BYLINE = re.compile(rf"(?:(?:Reply|Comment|Post|Answer|Response|Message)[ \t]+(?:from|by)|(?:Posted|Written|Answered"
-                     rf"|Replied|Commented|Submitted)[ \t]+by)[ \t]+{_HANDLE}(?:[ \t]+\([^()\n]{{1,40}}\))?:[ \t]+{_LAST}")
+                     rf"|Replied|Commented|Submitted)[ \t]+by)[ \t]+{_HANDLE}(?:[ \t]+\([^()\n]{{1,40}}\))?:[ \t]+{LAST_LINE}")
 # A post's frame on a review or social site, as a scraper keeps it around the post's text. Its header says
 # who wrote the post and how they rated: a review's rating line, one or more of stars ("★★★★☆"), a rating
 # ("Rated 4 out of 5 by m_harlow.", "4.0 out of 5 stars"), "Verified purchase.", "Reviewed on 11 July
@@ -161,26 +144,27 @@ _SIGN_OFF = re.compile(rf"(?m)^[ \t]*[A-Z][a-z]+(?:[ \t]+[a-z]+){{0,2}},[ \t]*\n
 
 def records(text: str) -> list[Span]:
     """The structured units of the text, in order: JSON records (`json_records`), markdown tables, lists,
-    header blocks, chat transcripts and spoken ones, log excerpts, letters' sign-offs, posts' bylines, headers and
-    footers, wiki headings and notes, code, quoted mails, LaTeX headings and environments, YAML front
-    matter and mappings, unified diffs, screenplay scenes and verses (`data.layout`), roff source
-    (`data.roff`), threads (`data.threads`), SQL dumps' rows, feed items, iCalendar or vCard components,
-    multipart bodies and catalogue entries (`data.stores`), rich text (`data.richtext`), BibTeX entries
+    header blocks, spoken transcripts, letters' sign-offs, posts' bylines, headers and footers, wiki
+    headings and notes, code, quoted mails, LaTeX headings and environments, YAML front matter and
+    mappings, unified diffs, screenplay scenes and verses (`data.layout`), roff source (`data.roff`),
+    threads (`data.threads`), SQL dumps' rows, feed items, iCalendar or vCard components, multipart bodies
+    and catalogue entries (`data.stores`), rich text (`data.richtext`), BibTeX entries
     (`data.bibliography`), framed blocks (`data.frames`) and the units of the formats that
     `formats.FORMAT_UNITS` reads (roff source, threads, reStructuredText, change logs, Org entries, slides,
-    commits, INI and TOML sections, POD blocks, tickets, rendered manual pages, namespaced XML elements,
-    crawled pages), outermost only (a table inside a record's string is the record's). A fresh list over
-    one reading per text: the split and the boundary's rules ask for the same chunk's."""
+    commits, INI and TOML sections and resource bundles, POD blocks, tickets, rendered manual pages,
+    namespaced XML elements, crawled pages, chat exports and log excerpts, AsciiDoc source), outermost only
+    (a table inside a record's string is the record's). A fresh list over one reading per text: the split
+    and the boundary's rules ask for the same chunk's."""
     return list(_records(text))
 
 
 @lru_cache(maxsize=512)
 def _records(text: str) -> tuple[Span, ...]:
     found = sorted(list(_closed_found(text)) + lists(text) + list(header_blocks(text))
-                   + [m.span() for m in _TRANSCRIPT.finditer(text)] + [m.span() for m in _SIGN_OFF.finditer(text)]
+                   + [m.span() for m in _SIGN_OFF.finditer(text)]
                    + _line_units(_BYLINE, text) + _line_units(_POST_HEADER, text) + _line_units(_FOOTER, text)
                    + _line_units(_WIKI_HEADING, text) + _line_units(_MD_HEADING, text) + _wiki_notes(text)
-                   + _line_units(_SPOKEN, text) + [m.span() for m in _LOG.finditer(text)]
+                   + _line_units(_SPOKEN, text)
                    + list(_quoted(text)) + [m.span() for m in _TEX_HEADING.finditer(text)] + list(scenes(text))
                    + list(verses(text)) + [span for span, closed in _maybe_closed(text) if not closed],
                    key=lambda span: (span[0], -span[1]))  # of two units that start together, the longer is outer
