@@ -19,6 +19,9 @@ def test_a_page_or_a_block_is_one_closed_unit():
     after them stays out); the first line's part after the host's sentence opens it."""
     assert_planted_unit(PAGE, units, closed=True)
     assert_planted_unit(BLOCK, units, closed=True)
+    listing = '.The designer on record\n[source,python,linenums]\n----\ndesigner = "Mara Eskell"\n----'
+    text = HOST_BEFORE + listing + HOST_AFTER
+    assert units(text) == (((len(HOST_BEFORE), len(HOST_BEFORE) + len(listing)), True),)
 
 
 def test_a_run_that_ends_on_a_title_or_an_admonition_is_open():

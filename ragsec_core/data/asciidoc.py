@@ -23,13 +23,14 @@ from ragsec_core._util.text import Span
 from ragsec_core.data.layout import first_end, own_start
 
 # the marks that AsciiDoc alone writes, each as a whole line's (but the admonition and the macro)
+_ADMONITIONS = "NOTE|TIP|IMPORTANT|WARNING|CAUTION"
 _TITLE = r"={1,6}[ \t]+[^\n]*[^\s=]"  # `== Title`, not MediaWiki's `== Title ==`
 _ATTRIBUTE = r":!?[a-z0-9_][\w-]{0,40}!?:(?:[ \t][^\n]*)?"  # `:revdate: 2025-01-06`
-_BLOCK_ATTRIBUTES = r"\[(?:NOTE|TIP|IMPORTANT|WARNING|CAUTION|source|listing|literal|quote|verse|sidebar|example|abstract|discrete|[#.][A-Za-z][\w-]*)(?:,[^\]\n]{0,80})?\]"
+_BLOCK_ATTRIBUTES = rf"\[(?:{_ADMONITIONS}|source|listing|literal|quote|verse|sidebar|example|abstract|discrete|[#.][A-Za-z][\w-]*)(?:,[^\]\n]{{0,80}})?\]"
 _BLOCK_TITLE = r"\.(?!(?:[A-Z]{1,2}|[a-z]{2})(?:[ \t]|$))[A-Za-z0-9\"'][^\n]{0,120}"  # not roff's `.SH`, `.PP`, `.br`
 _TITLED = re.compile(rf"(?:{_TITLE}|{_BLOCK_ATTRIBUTES})[ \t]*$")  # a section's title, a block's attributes
 _HEADER = re.compile(rf"(?:{_ATTRIBUTE}|{_BLOCK_TITLE})[ \t]*$")  # an attribute entry, a block's title
-_ADMONITION = re.compile(r"(?:NOTE|TIP|IMPORTANT|WARNING|CAUTION):[ \t]+\S")
+_ADMONITION = re.compile(rf"(?:{_ADMONITIONS}):[ \t]+\S")
 _DELIMITER = re.compile(r"(?:={4,}|-{4,}|\*{4,}|_{4,}|\.{4,}|\+{4,})(?=[ \t]|$)")  # the host's words may follow the last
 _MACRO = re.compile(r"\b(?:xref|link|image|include|footnote|kbd|btn|menu|mailto|https?):[^\s\[\]]*\[[^\]\n]{0,200}\]")
 _LINE = re.compile(r"(?m)^.*")
