@@ -1,5 +1,5 @@
-"""INI sections and resource bundles inside a passage, read as units: the comments above a section's header, the header, and its
-lines of keys, values, continuations and comments.
+"""INI sections and resource bundles inside a passage, read as units: the comments above a section's header,
+the header, and its lines of keys, values, continuations and comments.
 
 A RAG system that indexes a project's or an application's files holds configuration as its tools wrote it:
 a `[section]` header, `key = value` lines, a value continued on indented lines, comment lines (`;`, `#`)
@@ -36,9 +36,9 @@ _MOST_ABOVE = 3  # comment lines above a header read as its section's
 
 
 def sections(text: str) -> tuple[tuple[Span, bool], ...]:
-    """The INI sections of the text that hold a key, then the bundles (`bundles`) outside them, each
-    closed (`_last_end` ends its last line): from the comment lines right above the header (`_above`) to
-    the end of its last key, continuation or comment line."""
+    """The INI sections of the text that hold a key, each closed (`_last_end` ends its last line): from the
+    comment lines right above the header (`_above`) to the end of its last key, continuation or comment
+    line; then the bundles outside them (`bundles`)."""
     found: list[tuple[Span, bool]] = []
     for m in _HEADER.finditer(text):
         lines, keys, closed_at = _entries(text, m.end())
