@@ -10,9 +10,9 @@ the last line into the host's sentence the planting glued on. So the lines from 
 of a run of them, no more than `_MOST_APART` lines between two, are one unit when the run holds
 `_LEAST_MARKS` marks besides its delimiters, one a section's title, a block's attribute line, an admonition
 or a macro (a delimiter may be Markdown's rule or reStructuredText's adornment, an attribute entry an RST
-field, a block title roff's request). It starts at its first line's own part (after the host's last sentence on it) and
-ends at its last mark's line: a delimiter line closes it, a paragraph line ends at its first sentence end
-past its last macro (which closes it too).
+field, a block title roff's request). It starts at its first line's own part (after the host's last
+sentence on it) and ends at its last mark's line: a delimiter line closes it, a paragraph line ends at its
+first sentence end past its last macro (which closes it too).
 """
 
 from __future__ import annotations
