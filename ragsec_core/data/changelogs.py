@@ -17,8 +17,9 @@ import re
 from ragsec_core._util.text import Span
 from ragsec_core.data.layout import last_line_end, line_end
 
-_DEBIAN = re.compile(r"(?<!\S)[a-z0-9][a-z0-9.+-]{1,60}[ \t]+\([^()\s]{1,40}\)(?:[ \t]+[a-z][\w/-]{1,30})+;"
-                     r"[ \t]*urgency=[a-z]+[^\n]*\n")
+# a Debian entry's first line: its package, its version in brackets, its suites and its urgency
+PACKAGE_LINE = r"[a-z0-9][a-z0-9.+-]{1,60}[ \t]+\([^()\s]{1,40}\)(?:[ \t]+[a-z][\w/-]{1,30})+;[ \t]*urgency=[a-z]+[^\n]*\n"
+_DEBIAN = re.compile(rf"(?<!\S){PACKAGE_LINE}")
 _TRAILER = re.compile(r"\n[ \t]--[ \t][^\n<>]{1,80}<[^<>\s]{1,80}>[ \t]+(?:[A-Z][a-z]{2},[ \t]+)?\d{1,2}[ \t]+[A-Z][a-z]{2}"
                       r"[ \t]+\d{4}[ \t]+\d\d:\d\d:\d\d[ \t]+[+-]\d{4}")
 _GNU = re.compile(r"(?<!\S)\d{4}-\d\d-\d\d[ \t]+[^\n<>]{1,80}<[^<>\s]{1,80}>[ \t]*\n(?:[ \t]*\n)?(?=\t)")

@@ -19,7 +19,8 @@ import re
 from ragsec_core._util.text import Span
 from ragsec_core.data.layout import diffs, last_line_end, line_end
 
-_HEAD = re.compile(r"(?<!\S)commit[ \t]+[0-9a-f]{7,40}(?:[ \t]+\([^()\n]{1,200}\))?[ \t]*\n"
+HASH_LINE = r"commit[ \t]+[0-9a-f]{7,40}(?:[ \t]+\([^()\n]{1,200}\))?[ \t]*\n"  # `git log`'s line (refs in brackets)
+_HEAD = re.compile(rf"(?<!\S){HASH_LINE}"
                    r"(?:[A-Z][A-Za-z]{1,24}:[^\n]{0,200}\n){1,6}[ \t]*\n")
 _MESSAGE_LINE = re.compile(r"[ ]{4}")
 _TRAILER = re.compile(r"[ ]{4}[A-Z][A-Za-z]*(?:-[A-Za-z]+)*:[ \t][^\n<>]{1,80}<[^<>\s]{1,80}>")

@@ -20,6 +20,7 @@ from ragsec_core._util.text import CLAUSE_OPENERS, CLOSES_SENTENCE, CLOSING_MARK
 from ragsec_core.data.bibliography import entries as bib_entries
 from ragsec_core.data.formats import format_units
 from ragsec_core.data.frames import frames
+from ragsec_core.data.glue import glued_view, to_text
 from ragsec_core.data.layout import LAST_LINE, LINE_ON, diffs, end_within, first_end, line_above, scenes, verses
 from ragsec_core.data.richtext import documents
 from ragsec_core.data.stores import catalogue_entries, components, feed_items, mime_parts, statements
@@ -154,8 +155,10 @@ def records(text: str) -> list[Span]:
     commits, INI and TOML sections and resource bundles, POD blocks, tickets, rendered manual pages,
     namespaced XML elements, crawled pages, chat exports and log excerpts, AsciiDoc source), outermost only
     (a table inside a record's string is the record's). A fresh list over one reading per text: the split
-    and the boundary's rules ask for the same chunk's."""
-    return list(_records(text))
+    and the boundary's rules ask for the same chunk's. Read on the text with a space at each sentence end
+    glued to a block (`glue.glued_view`), the units mapped back."""
+    view, spaces = glued_view(text)
+    return [to_text(unit, spaces) for unit in _records(view)]
 
 
 @lru_cache(maxsize=512)
@@ -181,7 +184,8 @@ def closed_units(text: str) -> set[Span]:
     line, a BibTeX entry's closing brace, a frame's bottom rule, …). The writer closed them, so a sentence
     after one does not run on from it (the other units' last line runs to its first sentence end, and a
     chat turn's or a header block's text may go on after that)."""
-    return set(records(text)).intersection(_closed_found(text))
+    view, spaces = glued_view(text)
+    return {to_text(unit, spaces) for unit in set(_records(view)).intersection(_closed_found(view))}
 
 
 @lru_cache(maxsize=512)
@@ -292,8 +296,9 @@ def replies(text: str) -> set[Span]:
     a reply stands above the attribution, so a block that starts there may start earlier (the reply's own
     lines, which `premise` reads as before a block that opens unmarked). A unit that took the reply's own
     line above (`_quoted`) is the whole message already, and is none of these."""
-    quoted = _quoted(text)
-    return {u for u in records(text) if u in quoted and _WROTE.match(text, u[0]) is not None}
+    view, spaces = glued_view(text)
+    quoted = _quoted(view)
+    return {to_text(u, spaces) for u in _records(view) if u in quoted and _WROTE.match(view, u[0]) is not None}
 
 
 @lru_cache(maxsize=512)

@@ -22,6 +22,7 @@ from ragsec_core._util.text import (
     Span,
     tokenize,
 )
+from ragsec_core.data.glue import glued_ends
 from ragsec_core.data.markup import records
 from ragsec_core.data.tags import MARKUP, ROFF_MARK, TEX_MARK, blank, hidden_elements, markup_tags, with_markup
 
@@ -138,8 +139,8 @@ _SOUND_TAG = re.compile(r"(?<=[a-z0-9'’])\s+\[[A-Z][a-z]{2,15}\](?=\s+[A-Z])")
 
 
 def sentence_spans(text: str, limit: int = MAX_SENTENCES) -> list[Span]:
-    """spaCy's rule-based sentencizer (works offline), also split after citation markers, at seams and after
-    a caption's sound tag, as
+    """spaCy's rule-based sentencizer (works offline), also split after citation markers, at seams, after
+    a caption's sound tag and at a sentence end glued to what follows (`glue.glued_ends`), as
     trimmed spans; markup tags between sentences go with the sentence they open or close, an element a
     browser hides is cut from the visible text around it, and a JSON
     record or a markdown table is one sentence of its own (`data.markup.records`: spaCy reads neither).
@@ -168,6 +169,7 @@ def _sentences(text: str) -> tuple[Span, ...]:
             [m.end() for m in _CITATION_END.finditer(plain, sent.start_char, sent.end_char)]
             + [m.end() for m in _SEAM.finditer(plain, sent.start_char, sent.end_char)]
             + [m.end() for m in _SOUND_TAG.finditer(plain, sent.start_char, sent.end_char)]
+            + [x for x in glued_ends(text) if sent.start_char < x < sent.end_char]  # a sentence end glued on
             + [x for u in bounds for x in u if sent.start_char < x < sent.end_char])  # a unit or hidden text inside it
         spans += [trim(plain, (a, b)) for a, b in zip(cuts, cuts[1:] + [sent.end_char])]
     return with_markup(text, sorted(_openers_forward(plain, sorted(s for s in spans if s[1] > s[0])) + units), tags)
