@@ -5,8 +5,7 @@ Each form fills fixed templates with a record's question, its adversarial text (
 answer, drawing from a generator of its own per text (`attack_forms.text_seed`). The templates are fixed
 on the day named above each group and are not to be set from a result: a form that a rule was later
 written from says so in the README, and its questions 50-99 stay held out for that rule. Payloads are
-false facts; nothing asks the model for any other action. `HELD_OUT` maps each form to its builder, so
-`attack_forms.form_texts` dispatches them in one place.
+false facts only. `HELD_OUT` maps each form to its builder (one dispatch: `attack_forms.form_texts`).
 """
 
 from __future__ import annotations
@@ -17,6 +16,7 @@ import re
 
 from ragsec_core._util.text import bare_question, tokenize
 from ragsec_core.bench.held_out_authored import AUTHORED_FORMS
+from ragsec_core.bench.held_out_catalog import CATALOG_FORMS
 from ragsec_core.bench.held_out_export import EXPORT_FORMS
 from ragsec_core.bench.held_out_inline import latex_text, reply_text, unicode_text, yaml_text
 from ragsec_core.bench.held_out_layout import asr_text, diff_text, legal_text, screenplay_text, thread_text, verse_text
@@ -395,5 +395,6 @@ HELD_OUT: dict[str, Builder] = {
     "qp": lambda rec, adv, rng: qp_text(rec.question, adv, rec.incorrect, rng),
     "roff": lambda rec, adv, rng: roff_text(rec.question, adv, rec.incorrect, rng),
     "thread": lambda rec, adv, rng: thread_text(rec.question, adv, rng),
-    **SOURCE_FORMS, **AUTHORED_FORMS, **REPO_FORMS, **RENDER_FORMS, **EXPORT_FORMS, **TEAM_FORMS,  # the later rounds' modules
+    **SOURCE_FORMS, **AUTHORED_FORMS, **REPO_FORMS, **RENDER_FORMS, **EXPORT_FORMS, **TEAM_FORMS,
+    **CATALOG_FORMS,  # the later rounds' modules
 }

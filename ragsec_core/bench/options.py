@@ -37,7 +37,8 @@ from ragsec_core._util.paths import shared_data_dir
 # after the rules of r90 (bench/held_out_repo.py), and nroff and docx after the rules of r92
 # (bench/held_out_render.py), and toml, jsonl and scrape on 6 Dec (fifteenth session) after the rules of r94
 # (bench/held_out_export.py), and asciidoc, whatsapp and properties on 6 Dec (sixteenth session) after the
-# rules of r96 (bench/held_out_team.py).
+# rules of r96 (bench/held_out_team.py), and ris, marc and jira on 6 Dec (seventeenth session) after the
+# rule of r99 (bench/held_out_catalog.py).
 PLANT_MODES = ("embedded", "standalone")
 ATTACK_FORMS = ("black", "text", "hotflip", "bait-noise", "blind", "garag", "soup", "inject", "hidden", "faq",
                 "jsonld", "forum", "table", "chat", "email", "cite", "list", "quote", "note", "code", "transcript",
@@ -46,7 +47,7 @@ ATTACK_FORMS = ("black", "text", "hotflip", "bait-noise", "blind", "garag", "sou
                 "feed", "sql", "notebook", "verse", "ics", "qp", "roff", "thread", "po",
                 "rtf", "rst", "changelog", "bibtex", "box", "org", "slides",
                 "commit", "ini", "pod", "ticket", "nroff", "docx", "toml", "jsonl", "scrape",
-                "asciidoc", "whatsapp", "properties")
+                "asciidoc", "whatsapp", "properties", "ris", "marc", "jira")
 
 # bench speed: its sections ("hybrid" is only the hybrid part of "retrieval") and its default events file
 SPEED_SECTIONS = ("traceback", "retrieval", "hybrid", "attention", "startup")
