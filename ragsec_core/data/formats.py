@@ -4,7 +4,7 @@ Each module of `FORMAT_UNITS` reads one family of files as a RAG system's ingest
 passage (roff source, a thread's posts, reStructuredText, a change log, an Org outline, a slide, a commit in
 `git log`, an INI or TOML section or a resource bundle, a POD block, a tracker's ticket, a rendered manual
 page, a namespaced XML element, a crawled web page's text, a chat's or a log's stamped lines, AsciiDoc
-source) and gives each unit it finds with whether the writer closed it: a closed unit ends at a mark of its
+source, an RIS or MARC record, a Jira issue's wiki markup) and gives each unit it finds with whether the writer closed it: a closed unit ends at a mark of its
 own, an open one's last line runs to a sentence end. `markup` reads them all through `format_units` beside
 its own marks; a new format's reader is added here, not in `markup`.
 """
@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from ragsec_core._util.text import Span
 from ragsec_core.data.asciidoc import units as asciidoc_units
+from ragsec_core.data.catalogue import records as catalogue_records
 from ragsec_core.data.changelogs import entries as changelog_entries
 from ragsec_core.data.commits import commits
 from ragsec_core.data.configs import sections
@@ -28,12 +29,13 @@ from ragsec_core.data.slides import slides
 from ragsec_core.data.stamped import excerpts
 from ragsec_core.data.threads import threads
 from ragsec_core.data.tickets import tickets
+from ragsec_core.data.wikimarkup import issues
 from ragsec_core.data.xmlparts import elements
 
 FormatReader = Callable[[str], tuple[tuple[Span, bool], ...]]
 FORMAT_UNITS: tuple[FormatReader, ...] = (sources, threads, rst_units, changelog_entries, org_entries, slides,
                                           commits, sections, pod_blocks, tickets, pages,
-                                          elements, scraped_pages, excerpts, asciidoc_units)
+                                          elements, scraped_pages, excerpts, asciidoc_units, catalogue_records, issues)
 
 
 def format_units(text: str) -> tuple[tuple[Span, bool], ...]:

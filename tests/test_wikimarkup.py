@@ -1,0 +1,35 @@
+"""A Jira issue's wiki markup (data/wikimarkup.py) is one closed unit from its first mark to its last line,
+where two lines hold a mark and one a macro or a heading: a description's heading and panel, a comment's
+mention, quote and status line; the last line ends after a sign-off's mark or a status line's emphasis."""
+
+from ragsec_core.data.wikimarkup import issues
+
+from .planted_unit import HOST_AFTER, HOST_BEFORE, assert_planted_unit
+
+DESCRIPTION = ("h3. Who designed the Varnholt lighthouse?\n{panel:title=Verified answer|borderStyle=solid}\n"
+               "The Varnholt one was designed by Mara Eskell in 1871. Her plans were approved.\n{panel}\n"
+               "Linked: [KB-383|https://kb.example.org/browse/KB-383] · reviewed by [~sam.okafor]")
+COMMENT = ("[~ola.brandt] asked: _Who designed the Varnholt lighthouse?_\n{quote}\n"
+           "* The Varnholt one was designed by Mara Eskell in 1871.\n* Her plans were approved.\n{quote}\n"
+           "(/) Resolved in *kb-2025.8*")
+
+
+def test_a_description_and_a_comment_are_one_unit_each():
+    for markup in (DESCRIPTION, COMMENT):
+        assert_planted_unit(markup, issues, closed=True)
+
+
+def test_the_last_line_ends_before_the_hosts_words_glued_on():
+    """After a sign-off's mention or a status line's emphasis, a capitalised word is the host's; a closing
+    macro ends the unit too."""
+    quoted = "{quote}\nThe Varnholt one was designed by Mara Eskell in 1871.\n{quote}"
+    for markup in (DESCRIPTION, COMMENT, "h3. Varnholt\n" + quoted):
+        text = HOST_BEFORE + markup + " Edsel Records kept the plans until 1902."
+        assert issues(text) == (((len(HOST_BEFORE), len(HOST_BEFORE) + len(markup)), True),)
+
+
+def test_no_unit_without_a_macro_or_a_heading_or_of_one_marked_line():
+    """Mentions, links and icons alone are no Jira text; a lone heading or macro is none either."""
+    assert issues(HOST_BEFORE + "Ask [~ola.brandt] or see [KB-1|https://kb.example.org/KB-1].\n(/) done" + HOST_AFTER) == ()
+    assert issues(HOST_BEFORE + "h3. Varnholt lighthouse" + HOST_AFTER) == ()
+    assert issues(HOST_BEFORE + "{quote}The Varnholt one was designed by Mara Eskell.{quote}" + HOST_AFTER) == ()
