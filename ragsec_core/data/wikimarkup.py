@@ -11,7 +11,7 @@ one closed unit, where two or more lines hold a mark and one of them a macro or 
 its author's mention: "…Blue Hawaii. [~sam.okafor] asked: …"). Its last line ends after its last mark
 where that mark follows the line's text (a reviewer's mention, a link, a closing macro: the host's words
 glued on after it stay out); where the line's text follows its mark (a status line's "(/) Resolved in
-*kb-2025.8*"), at its last emphasis that a capitalised word follows, else before the first word that
+*kb-2025.8*"), at its first emphasis that a capitalised word follows, else before the first word that
 opens a sentence (`layout.opener_cut`), else at its first sentence end.
 """
 
