@@ -153,7 +153,8 @@ def records(text: str) -> list[Span]:
     (`data.bibliography`), framed blocks (`data.frames`) and the units of the formats that
     `formats.FORMAT_UNITS` reads (roff source, threads, reStructuredText, change logs, Org entries, slides,
     commits, INI and TOML sections and resource bundles, POD blocks, tickets, rendered manual pages,
-    namespaced XML elements, crawled pages, chat exports and log excerpts, AsciiDoc source), outermost only
+    namespaced XML elements, crawled pages, chat exports and log excerpts, AsciiDoc source, RIS and MARC
+    records, Jira markup), outermost only
     (a table inside a record's string is the record's). A fresh list over one reading per text: the split
     and the boundary's rules ask for the same chunk's. Read on the text with a space at each sentence end
     glued to a block (`glue.glued_view`), the units mapped back."""
