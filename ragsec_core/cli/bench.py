@@ -54,7 +54,8 @@ def _traceback(subparsers: Any) -> None:
     p = subparsers.add_parser("traceback", help="RAGCharacter Pass-1 benchmark (Char F1 / IoU / FPR)")
     p.add_argument("--data", default=None, help="attack file (PoisonedRAG / Stealthy / list format); required "
                    "except with --rescore, --rerun or --merge")
-    add_corpus_args(p, help="clean corpus (default: the data file's context passages)", variant=False)
+    add_corpus_args(p, help="clean corpus (default: the context passages of the data file's first --limit "
+                            "questions: a run's corpus follows --limit)", variant=False)
     p.add_argument("--mode", choices=PLANT_MODES, default=PLANT_MODES[0])
     p.add_argument("--attack-form", choices=ATTACK_FORMS, default=ATTACK_FORMS[0])
     p.add_argument("--poisons-per-query", type=int, default=1)
