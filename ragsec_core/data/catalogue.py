@@ -9,7 +9,7 @@ then `=245  10$a…`: a three-digit tag, two spaces, the indicators and the `$` 
 leaves the tags on the sentence before, and runs the record's last line into the host's sentence the
 planting glued on. So an RIS record from its `TY` line to its `ER` line is one closed unit, and two or more
 MARC fields in a row are one closed unit whose last field ends before the host's sentence glued on: at
-the first word that opens a sentence (`layout.opener_cut`: "…/answers/jumped-space Gathered information
+the first word that opens a sentence (`layout.value_end`: "…/answers/jumped-space Gathered information
 …"), else at its first sentence end.
 """
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 
 from ragsec_core._util.text import Span
-from ragsec_core.data.layout import first_end, line_end, opener_cut
+from ragsec_core.data.layout import value_end
 
 _MOST_LINES = 300  # lines of a record; a longer run is no export's
 _RIS = re.compile(rf"(?<!\S)TY[ ]{{2}}-[ ][A-Z0-9]{{2,6}}[ \t]*\n(?:[A-Z][A-Z0-9][ ]{{2}}-[^\n]*\n){{0,{_MOST_LINES}}}?"
@@ -30,13 +30,5 @@ _MARC = re.compile(rf"(?<!\S){_FIELD}[^\n]*\n(?:{_FIELD}[^\n]*\n){{0,{_MOST_LINE
 def records(text: str) -> tuple[tuple[Span, bool], ...]:
     """The text's RIS records and MARC records, each closed."""
     ris = [(m.span(), True) for m in _RIS.finditer(text)]
-    marc = [((m.start(), _last_end(text, m.end(1))), True) for m in _MARC.finditer(text)]
+    marc = [((m.start(), value_end(text, m.end(1))), True) for m in _MARC.finditer(text)]  # its last field's end
     return tuple(ris + marc)
-
-
-def _last_end(text: str, data: int) -> int:
-    """Where a MARC record's last field, whose data starts at `data`, ends: before the first word that opens
-    the host's sentence glued on (`layout.opener_cut`), else at its first sentence end."""
-    end = first_end(text, data, line_end(text, data))
-    cut = opener_cut(text, data, end, end - data)
-    return end if cut is None else cut

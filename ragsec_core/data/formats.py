@@ -4,8 +4,8 @@ Each module of `FORMAT_UNITS` reads one family of files as a RAG system's ingest
 passage (roff source, a thread's posts, reStructuredText, a change log, an Org outline, a slide, a commit in
 `git log`, an INI or TOML section or a resource bundle, a POD block, a tracker's ticket, a rendered manual
 page, a namespaced XML element, a crawled web page's text, a chat's or a log's stamped lines, AsciiDoc
-source, an RIS or MARC record, a Jira issue's wiki markup) and gives each unit it finds with whether the writer closed it: a closed unit ends at a mark of its
-own, an open one's last line runs to a sentence end. `markup` reads them all through `format_units` beside
+source, an RIS or MARC record, a Jira issue's wiki markup) and gives each unit it finds with whether the
+writer closed it: a closed unit ends at a mark of its own, an open one's last line runs to a sentence end. `markup` reads them all through `format_units` beside
 its own marks; a new format's reader is added here, not in `markup`.
 """
 

@@ -326,6 +326,15 @@ def opener_cut(text: str, a: int, b: int, most: int) -> int | None:
     return None
 
 
+def value_end(text: str, i: int) -> int:
+    """Where a value that starts at `i` and is no sentence (a ticket's labels, a MARC field's data, a Jira
+    status line's words) ends: before the first word within its line's first sentence that opens the host's
+    sentence glued on (`opener_cut`), else at that first sentence end (`first_end`)."""
+    end = first_end(text, i, line_end(text, i))
+    cut = opener_cut(text, i, end, end - i)
+    return end if cut is None else cut
+
+
 def raised_opener_cut(text: str, a: int, b: int, *, casual: bool = False) -> int | None:
     """Where the first clause opener (`CLAUSE_OPENERS`) of `text[a:b]` capitalised between two lower-case
     words starts (the end of the text before it, the space left out), or, where `casual`, any capitalised

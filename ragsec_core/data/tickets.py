@@ -9,7 +9,7 @@ status line (`Open · dana opened this issue on …`), the body and a `Labels:` 
 the title as words of the host's sentence before it and the footer or the labels as the host's next
 sentence, so the block starts at the field lines and stops before the footer. A ticket is one unit from
 its title: closed at its footer's first sentence end or before the sentence the planting glued onto its
-labels (`layout.opener_cut`); without either, its last line runs to its first sentence end.
+labels (`layout.value_end`); without either, its last line runs to its first sentence end.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 
 from ragsec_core._util.text import Span
-from ragsec_core.data.layout import first_end, last_line_end, line_end, opener_cut, own_start
+from ragsec_core.data.layout import last_line_end, own_start, value_end
 
 _KEYED = re.compile(r"(?<!\S)\[[A-Z][A-Z0-9]{1,9}-\d{1,6}\][ \t][^\n]{1,200}\n(?:[A-Z][\w ]{0,30}:[^\n]{0,200}\n){1,12}"
                     r"(?:[ \t]*\n)?Description:[ \t]*\n?")
@@ -49,10 +49,8 @@ def _end(text: str, body: int) -> tuple[int, bool]:
     stop = min(len(text), body + _MOST_BODY)
     blank = _BLANK.search(text, body, stop)
     if blank is not None and (footer := _FOOTER.match(text, blank.start())) is not None:
-        return first_end(text, footer.end(), line_end(text, footer.end())), True
+        return last_line_end(text, footer.end()), True
     if blank is not None and (labels := _LABELS.match(text, blank.start())) is not None:
-        end = first_end(text, labels.end(), line_end(text, labels.end()))
-        cut = opener_cut(text, labels.end(), end, end - labels.end())
-        return (end if cut is None else cut), True
+        return value_end(text, labels.end()), True
     last = text.rfind("\n", body, blank.start() if blank is not None else stop) + 1
     return last_line_end(text, max(last, body)), False

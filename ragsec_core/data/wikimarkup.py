@@ -12,7 +12,7 @@ its author's mention: "…Blue Hawaii. [~sam.okafor] asked: …"). Its last line
 where that mark follows the line's text (a reviewer's mention, a link, a closing macro: the host's words
 glued on after it stay out); where the line's text follows its mark (a status line's "(/) Resolved in
 *kb-2025.8*"), at its first emphasis that a capitalised word follows, else before the first word that
-opens a sentence (`layout.opener_cut`), else at its first sentence end.
+opens a sentence, else at its first sentence end (`layout.value_end`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 
 from ragsec_core._util.text import Span
-from ragsec_core.data.layout import first_end, line_end, opener_cut
+from ragsec_core.data.layout import line_end, value_end
 
 _MACROS = ("quote", "panel", "code", "noformat", "info", "note", "tip", "warning", "expand")
 _MACRO = re.compile(rf"\{{(?:{'|'.join(_MACROS)})(?::[^{{}}\n]{{0,200}})?\}}")
@@ -73,12 +73,9 @@ def _unit(text: str, run: list[tuple[int, list[re.Match[str]]]]) -> list[tuple[S
 def _last_end(text: str, marks: list[re.Match[str]]) -> int:
     """Where the unit's last line, whose marks are `marks`, ends (the module's docstring says how)."""
     last = marks[-1]
-    stop = line_end(text, last.end())
     line_start = text.rfind("\n", 0, last.start()) + 1
     if text[line_start : last.start()].strip() or last.re is _MACRO:  # the mark closes the line's text
         return last.end()
-    if (emphasis := _EMPHASIS_THEN_CAPITAL.search(text, last.end(), stop)) is not None:
+    if (emphasis := _EMPHASIS_THEN_CAPITAL.search(text, last.end(), line_end(text, last.end()))) is not None:
         return emphasis.end()
-    end = first_end(text, last.end(), stop)
-    cut = opener_cut(text, last.end(), end, end - last.end())
-    return end if cut is None else cut
+    return value_end(text, last.end())
