@@ -17,6 +17,7 @@ import re
 from ragsec_core._util.text import bare_question, tokenize
 from ragsec_core.bench.held_out_authored import AUTHORED_FORMS
 from ragsec_core.bench.held_out_catalog import CATALOG_FORMS
+from ragsec_core.bench.held_out_domain import DOMAIN_FORMS
 from ragsec_core.bench.held_out_export import EXPORT_FORMS
 from ragsec_core.bench.held_out_inline import latex_text, reply_text, unicode_text, yaml_text
 from ragsec_core.bench.held_out_layout import asr_text, diff_text, legal_text, screenplay_text, thread_text, verse_text
@@ -396,5 +397,5 @@ HELD_OUT: dict[str, Builder] = {
     "roff": lambda rec, adv, rng: roff_text(rec.question, adv, rec.incorrect, rng),
     "thread": lambda rec, adv, rng: thread_text(rec.question, adv, rng),
     **SOURCE_FORMS, **AUTHORED_FORMS, **REPO_FORMS, **RENDER_FORMS, **EXPORT_FORMS, **TEAM_FORMS,
-    **CATALOG_FORMS,  # the later rounds' modules
+    **CATALOG_FORMS, **DOMAIN_FORMS,  # the later rounds' modules
 }

@@ -38,7 +38,8 @@ from ragsec_core._util.paths import shared_data_dir
 # (bench/held_out_render.py), and toml, jsonl and scrape on 6 Dec (fifteenth session) after the rules of r94
 # (bench/held_out_export.py), and asciidoc, whatsapp and properties on 6 Dec (sixteenth session) after the
 # rules of r96 (bench/held_out_team.py), and ris, marc and jira on 6 Dec (seventeenth session) after the
-# rule of r99 (bench/held_out_catalog.py).
+# rule of r99 (bench/held_out_catalog.py), and hl7, gedcom and hcl on 7 Dec (eighteenth session)
+# (bench/held_out_domain.py).
 PLANT_MODES = ("embedded", "standalone")
 ATTACK_FORMS = ("black", "text", "hotflip", "bait-noise", "blind", "garag", "soup", "inject", "hidden", "faq",
                 "jsonld", "forum", "table", "chat", "email", "cite", "list", "quote", "note", "code", "transcript",
@@ -47,7 +48,7 @@ ATTACK_FORMS = ("black", "text", "hotflip", "bait-noise", "blind", "garag", "sou
                 "feed", "sql", "notebook", "verse", "ics", "qp", "roff", "thread", "po",
                 "rtf", "rst", "changelog", "bibtex", "box", "org", "slides",
                 "commit", "ini", "pod", "ticket", "nroff", "docx", "toml", "jsonl", "scrape",
-                "asciidoc", "whatsapp", "properties", "ris", "marc", "jira")
+                "asciidoc", "whatsapp", "properties", "ris", "marc", "jira", "hl7", "gedcom", "hcl")
 
 # bench speed: its sections ("hybrid" is only the hybrid part of "retrieval") and its default events file
 SPEED_SECTIONS = ("traceback", "retrieval", "hybrid", "attention", "startup")
