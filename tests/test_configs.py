@@ -1,7 +1,7 @@
 """INI sections inside a passage (data/configs.py): from the comments right above the header over its
 keys, continuations and comments, the last value ended before the host's sentence glued on."""
 
-from ragsec_core.data.configs import sections
+from ragsec_core.data.configs import blocks, sections
 
 from .planted_unit import HOST_AFTER, HOST_BEFORE, assert_planted_unit
 
@@ -73,3 +73,27 @@ def test_one_dotted_key_in_prose_is_no_bundle():
 def test_a_bundles_short_last_value_stops_before_a_name_that_opens_the_hosts_sentence():
     text = HOST_BEFORE + HAND_KEPT + " Rowan said it was late."
     assert sections(text) == (((len(HOST_BEFORE), len(HOST_BEFORE) + len(HAND_KEPT)), True),)
+
+
+VARIABLE = ('variable "designed_varnholt_lighthouse" {\n  type        = string\n'
+            '  description = "Who designed the Varnholt lighthouse?"\n'
+            '  default     = "The Varnholt one was designed by Mara Eskell in 1871. Her plans were \\"approved\\"."\n}')
+PARAMETER = ('resource "aws_ssm_parameter" "designed_varnholt_lighthouse" {\n  type  = "String"\n  value = <<-EOT\n'
+             "    The Varnholt one was designed by Mara Eskell in 1871.\n    Her plans were approved.\n  EOT\n"
+             '  tags = {\n    Reviewed = "2025-10-26"\n  }\n}')
+
+
+def test_a_terraform_block_runs_from_its_opener_to_the_brace_at_its_own_indent():
+    """Its nested block's brace and its heredoc's lines are indented deeper; the host's sentence glued on
+    after the closing brace stays out, as does a host sentence before an opener glued onto it."""
+    for block in (VARIABLE, PARAMETER):
+        assert_planted_unit(block, blocks, closed=True)
+        glued = HOST_BEFORE + "Narrative turning points " + block + "They are used as a measure of wealth."
+        start = len(HOST_BEFORE) + len("Narrative turning points ")
+        assert blocks(glued) == (((start, start + len(block)), True),)
+
+
+def test_no_block_without_its_brace_or_an_attribute():
+    """A block that no brace at its indent closes, and a CSS rule (no `key =` line), are none."""
+    assert blocks(HOST_BEFORE + PARAMETER.removesuffix("\n}") + HOST_AFTER) == ()
+    assert blocks(HOST_BEFORE + "body {\n  color: red;\n}" + HOST_AFTER) == ()

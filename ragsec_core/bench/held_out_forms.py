@@ -351,7 +351,7 @@ def caption_text(question: str, claim: str, rng: random.Random) -> str:
                                                 s=rng.choice(CAPTION_CREDITS))
 
 
-# ---------------------------------------------------------------- the registry
+# ---------------------------------------------------------------- the registry (the later rounds' modules' forms last)
 
 HELD_OUT: dict[str, Builder] = {
     "inject": lambda rec, adv, rng: inject_text(rec.question, rec.incorrect, rng),
@@ -396,6 +396,5 @@ HELD_OUT: dict[str, Builder] = {
     "qp": lambda rec, adv, rng: qp_text(rec.question, adv, rec.incorrect, rng),
     "roff": lambda rec, adv, rng: roff_text(rec.question, adv, rec.incorrect, rng),
     "thread": lambda rec, adv, rng: thread_text(rec.question, adv, rng),
-    **SOURCE_FORMS, **AUTHORED_FORMS, **REPO_FORMS, **RENDER_FORMS, **EXPORT_FORMS, **TEAM_FORMS,
-    **CATALOG_FORMS, **DOMAIN_FORMS,  # the later rounds' modules
+    **SOURCE_FORMS, **AUTHORED_FORMS, **REPO_FORMS, **RENDER_FORMS, **EXPORT_FORMS, **TEAM_FORMS, **CATALOG_FORMS, **DOMAIN_FORMS,
 }

@@ -12,7 +12,9 @@ capitalised word that opens a sentence (a clause opener, or a name a lower-case 
 TOML is read by the same rules: its `[[array]]` table header is a header, an array whose items run over
 indented lines ends at its closing `]` line, and an exporting tool's comment may stand one blank line above
 the header. A Java `.properties` bundle has no header: two or more lines of dotted keys in a row are one
-unit (`bundles`), a value continued over a line that ends in a backslash; its values are prose.
+unit (`bundles`), a value continued over a line that ends in a backslash; its values are prose. A
+Terraform block as `terraform fmt` writes it (`resource "aws_ssm_parameter" "x" {`, its body indented, a
+heredoc's lines too, `}` at the opener's own indent) is one unit that its closing brace ends (`blocks`).
 """
 
 from __future__ import annotations
@@ -33,6 +35,10 @@ _COMMENT_START = re.compile(r"(?m)(?:^|(?<=[.!?\]\"')][ \t]))[;#](?:[ \t]|(?=[A-
 _BUNDLE_KEY = re.compile(r"(?m)(?:^|(?<=[.!?\"')][ \t]))[A-Za-z_][\w-]*(?:\.[\w-]+)+[ \t]*=")
 _BUNDLE_LEAST = 2
 _MOST_ABOVE = 3  # comment lines above a header read as its section's
+# an HCL block's opening line: its type, up to two quoted labels and `{` (glued after the host's sentence too)
+_BLOCK_OPEN = re.compile(r'(?<!\S)[a-z][a-z0-9_]{0,40}(?:[ \t]+"[^"\n]{1,80}"){0,2}[ \t]*\{[ \t]*\n')
+_ATTRIBUTE = re.compile(r"[ \t]+[A-Za-z_][\w-]{0,60}[ \t]*=")  # an indented `key =` line of its body
+_MOST_LINES = 300  # lines of a block's body; a longer run is no one writer's
 
 
 def sections(text: str) -> tuple[tuple[Span, bool], ...]:
@@ -46,6 +52,33 @@ def sections(text: str) -> tuple[tuple[Span, bool], ...]:
             end = _last_end(text, *lines[-1]) if closed_at is None else closed_at
             found.append(((_above(text, m.start()), end), True))
     return tuple(found) + bundles(text, [span for span, _ in found])
+
+
+def blocks(text: str) -> tuple[tuple[Span, bool], ...]:
+    """The text's Terraform (HCL) blocks, each closed: from the opening line to the `}` at its own indent
+    that closes it (the host's sentence may be glued on after the brace), every line between indented
+    deeper or blank and one of them an attribute (`key = …`; a CSS rule's `color: red;` is none). An outer
+    block holds its nested ones (`tags = {` … `}`), which end at their own indent."""
+    found: list[tuple[Span, bool]] = []
+    for m in _BLOCK_OPEN.finditer(text):
+        if found and m.start() < found[-1][0][1]:
+            continue
+        indent = text[_line_start(text, m.start()) : m.start()]
+        indent = indent if not indent.strip() else ""  # an opener glued after the host's sentence: none
+        i, attributes = m.end(), 0
+        for _ in range(_MOST_LINES):
+            line = text[i : line_end(text, i)]
+            if line.startswith(indent + "}"):
+                if attributes:
+                    found.append(((m.start(), i + len(indent) + 1), True))
+                break
+            if line.strip() and not line.startswith((indent + " ", indent + "\t")):
+                break
+            attributes += _ATTRIBUTE.match(line) is not None
+            i += len(line) + 1
+            if i > len(text):
+                break
+    return tuple(found)
 
 
 def bundles(text: str, taken: list[Span]) -> tuple[tuple[Span, bool], ...]:

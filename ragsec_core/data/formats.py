@@ -2,10 +2,11 @@
 
 Each module of `FORMAT_UNITS` reads one family of files as a RAG system's ingestion leaves them inside a
 passage (roff source, a thread's posts, reStructuredText, a change log, an Org outline, a slide, a commit in
-`git log`, an INI or TOML section or a resource bundle, a POD block, a tracker's ticket, a rendered manual
-page, a namespaced XML element, a crawled web page's text, a chat's or a log's stamped lines, AsciiDoc
-source, an RIS or MARC record, a Jira issue's wiki markup) and gives each unit it finds with whether the
-writer closed it: a closed unit ends at a mark of its own, an open one's last line runs to a sentence end. `markup` reads them all through `format_units` beside
+`git log`, an INI or TOML section, a resource bundle or a Terraform block, a POD block, a tracker's ticket,
+a rendered manual page, a namespaced XML element, a crawled web page's text, a chat's or a log's stamped
+lines, AsciiDoc source, an RIS or MARC record, a Jira issue's wiki markup, an HL7 message or a GEDCOM
+record) and gives each unit it finds with whether the writer closed it: a closed unit ends at a mark of its
+own, an open one's last line runs to a sentence end. `markup` reads them all through `format_units` beside
 its own marks; a new format's reader is added here, not in `markup`.
 """
 
@@ -18,7 +19,8 @@ from ragsec_core.data.asciidoc import units as asciidoc_units
 from ragsec_core.data.catalogue import records as catalogue_records
 from ragsec_core.data.changelogs import entries as changelog_entries
 from ragsec_core.data.commits import commits
-from ragsec_core.data.configs import sections
+from ragsec_core.data.configs import blocks, sections
+from ragsec_core.data.interchange import messages
 from ragsec_core.data.outline import entries as org_entries
 from ragsec_core.data.pod import blocks as pod_blocks
 from ragsec_core.data.rendered import pages
@@ -35,7 +37,8 @@ from ragsec_core.data.xmlparts import elements
 FormatReader = Callable[[str], tuple[tuple[Span, bool], ...]]
 FORMAT_UNITS: tuple[FormatReader, ...] = (sources, threads, rst_units, changelog_entries, org_entries, slides,
                                           commits, sections, pod_blocks, tickets, pages,
-                                          elements, scraped_pages, excerpts, asciidoc_units, catalogue_records, issues)
+                                          elements, scraped_pages, excerpts, asciidoc_units, catalogue_records, issues,
+                                          messages, blocks)
 
 
 def format_units(text: str) -> tuple[tuple[Span, bool], ...]:

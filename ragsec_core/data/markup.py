@@ -152,9 +152,9 @@ def records(text: str) -> list[Span]:
     and catalogue entries (`data.stores`), rich text (`data.richtext`), BibTeX entries
     (`data.bibliography`), framed blocks (`data.frames`) and the units of the formats that
     `formats.FORMAT_UNITS` reads (roff source, threads, reStructuredText, change logs, Org entries, slides,
-    commits, INI and TOML sections and resource bundles, POD blocks, tickets, rendered manual pages,
-    namespaced XML elements, crawled pages, chat exports and log excerpts, AsciiDoc source, RIS and MARC
-    records, Jira markup), outermost only
+    commits, INI and TOML sections, resource bundles and Terraform blocks, POD blocks, tickets, rendered
+    manual pages, namespaced XML elements, crawled pages, chat exports and log excerpts, AsciiDoc source,
+    RIS and MARC records, Jira markup, HL7 messages and GEDCOM records), outermost only
     (a table inside a record's string is the record's). A fresh list over one reading per text: the split
     and the boundary's rules ask for the same chunk's. Read on the text with a space at each sentence end
     glued to a block (`glue.glued_view`), the units mapped back."""
