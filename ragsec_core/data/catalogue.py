@@ -18,13 +18,12 @@ from __future__ import annotations
 import re
 
 from ragsec_core._util.text import Span
-from ragsec_core.data.layout import value_end
+from ragsec_core.data.layout import MOST_LINES, value_end
 
-_MOST_LINES = 300  # lines of a record; a longer run is no export's
-_RIS = re.compile(rf"(?<!\S)TY[ ]{{2}}-[ ][A-Z0-9]{{2,6}}[ \t]*\n(?:[A-Z][A-Z0-9][ ]{{2}}-[^\n]*\n){{0,{_MOST_LINES}}}?"
+_RIS = re.compile(rf"(?<!\S)TY[ ]{{2}}-[ ][A-Z0-9]{{2,6}}[ \t]*\n(?:[A-Z][A-Z0-9][ ]{{2}}-[^\n]*\n){{0,{MOST_LINES}}}?"
                   r"ER[ ]{2}-[ ]?")
 _FIELD = r"=(?:LDR|\d{3})[ ]{2}"  # a MARC field's tag as MARCMaker writes it
-_MARC = re.compile(rf"(?<!\S){_FIELD}[^\n]*\n(?:{_FIELD}[^\n]*\n){{0,{_MOST_LINES}}}({_FIELD})")
+_MARC = re.compile(rf"(?<!\S){_FIELD}[^\n]*\n(?:{_FIELD}[^\n]*\n){{0,{MOST_LINES}}}({_FIELD})")
 
 
 def records(text: str) -> tuple[tuple[Span, bool], ...]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 
 from ragsec_core._util.text import Span
-from ragsec_core.data.layout import first_end, line_end, opener_cut, raised_opener_cut
+from ragsec_core.data.layout import MOST_LINES, first_end, line_end, opener_cut, raised_opener_cut
 
 _HEADER = re.compile(r"(?<!\S)\[(\[)?[A-Za-z0-9_][^\[\]\n]{0,60}\](?(1)\])[ \t]*\n")  # TOML's `[[answers]]` too
 _KEY = re.compile(r"[A-Za-z_][\w.:-]{0,60}[ \t]*=[ \t]*\S")
@@ -38,7 +38,6 @@ _MOST_ABOVE = 3  # comment lines above a header read as its section's
 # an HCL block's opening line: its type, up to two quoted labels and `{` (glued after the host's sentence too)
 _BLOCK_OPEN = re.compile(r'(?<!\S)[a-z][a-z0-9_]{0,40}(?:[ \t]+"[^"\n]{1,80}"){0,2}[ \t]*\{[ \t]*\n')
 _ATTRIBUTE = re.compile(r"[ \t]+[A-Za-z_][\w-]{0,60}[ \t]*=")  # an indented `key =` line of its body
-_MOST_LINES = 300  # lines of a block's body; a longer run is no one writer's
 
 
 def sections(text: str) -> tuple[tuple[Span, bool], ...]:
@@ -66,7 +65,7 @@ def blocks(text: str) -> tuple[tuple[Span, bool], ...]:
         indent = text[_line_start(text, m.start()) : m.start()]
         indent = indent if not indent.strip() else ""  # an opener glued after the host's sentence: none
         i, attributes = m.end(), 0
-        for _ in range(_MOST_LINES):
+        for _ in range(MOST_LINES):
             line = text[i : line_end(text, i)]
             if line.startswith(indent + "}"):
                 if attributes:
