@@ -1,5 +1,6 @@
 """The traceback benchmark harness: attack loaders, planting with gold spans, the CLI end to end."""
 
+import argparse
 import json
 import random
 import subprocess
@@ -10,6 +11,7 @@ import pytest
 
 from ragsec_core.bench.attacks import load_attack
 from ragsec_core.bench.planting import plant
+from ragsec_core.bench.rerun import run_corpus
 from ragsec_core.data.corpus import Chunk
 
 from .conftest import REPO, shared_data
@@ -221,3 +223,22 @@ def test_a_host_that_answers_otherwise_leaves_the_poison_to_the_block_mask(tmp_p
     assert [rnd["path"] for rnd in event["pass1"]["rounds"]] == ["block"] and event["gold"]["caused"]
     row = event["methods"]["ragcharacter"]
     assert row["char_f1"] >= 0.95 and row["char_fpr"] == 0.0, row["spans"]
+
+
+def test_a_split_run_keeps_the_whole_runs_corpus_with_corpus_questions(tmp_path):
+    """By default a run's clean corpus is the context passages of its first --limit questions, so a run of
+    questions 5-5 (--limit 6) retrieves from fewer passages than a run of 0-49 did for the same question;
+    --corpus-questions 50 gives it the whole run's corpus, document for document. It picks the default
+    corpus, so it is refused beside --corpus or below --limit."""
+    data = shared_data("stealthy", "wiki_open_nq.json")
+    flags = {"data": str(data), "attack_form": "jira", "corpus": None}
+    whole = run_corpus(argparse.Namespace(**flags, limit=50, corpus_questions=None))
+    part = run_corpus(argparse.Namespace(**flags, limit=6, corpus_questions=None))
+    split = run_corpus(argparse.Namespace(**flags, limit=6, corpus_questions=50))
+    assert [(d.id, d.text) for d in split.documents] == [(d.id, d.text) for d in whole.documents]
+    assert {d.text for d in part.documents} < {d.text for d in whole.documents}
+    for extra, message in ((["--corpus-questions", "5"], "must be >= --limit"),
+                           (["--corpus-questions", "50", "--corpus", str(data)], "not with --corpus")):
+        r = subprocess.run([sys.executable, "-m", "ragsec_core.cli", "bench", "traceback", "--data", str(data),
+                            "--limit", "6", *extra], check=False, capture_output=True, text=True, cwd=REPO, timeout=120)
+        assert r.returncode == 2 and message in r.stderr, r.stderr[-500:]

@@ -29,6 +29,7 @@ from ragsec_core.bench.drift import analyst_snapshot
 from ragsec_core.bench.methods import score
 from ragsec_core.bench.planting import clean_corpus
 from ragsec_core.bench.rescore import caused, compare, load_events, objective, print_comparison, store_event
+from ragsec_core.data.corpus import Corpus
 from ragsec_core.data.trace import Trace
 from ragsec_core.models.endpoint import EndpointLLM, config_from_flags
 from ragsec_core.models.llm import LLM, load_llm
@@ -37,15 +38,24 @@ from ragsec_core.traceback.result import TracebackResult
 from ragsec_core.traceback.snapshot import Snapshot
 
 
+def run_corpus(args: argparse.Namespace) -> Corpus:
+    """The clean corpus a `bench traceback` run's flags give: `--corpus`, else the context passages of
+    `--data`'s first `--corpus-questions` questions, by default its first `--limit`. The default follows
+    `--limit` so that a run's corpus holds its own questions' passages; `--corpus-questions` keeps a split
+    run's corpus the whole run's, so that its prompts (the host drawn, the passages retrieved) are too."""
+    questions = getattr(args, "corpus_questions", None) or args.limit
+    return clean_corpus(load_attack(Path(args.data), args.attack_form)[:questions], args.corpus)
+
+
 def trusted_snapshot(args: argparse.Namespace) -> Snapshot | None:
-    """The snapshot the run's flags draw (`--snapshot`: the clean corpus of `--data`'s first `--limit`
-    questions, or its older copy with `--snapshot-drift`), as `bench traceback` draws it; None without it."""
+    """The snapshot the run's flags draw (`--snapshot`: the run's clean corpus, `run_corpus`, or its older
+    copy with `--snapshot-drift`), as `bench traceback` draws it; None without it."""
     if not args.snapshot:
         return None
     if not args.data:
-        raise RagsecError("--rerun with --snapshot needs the run's --data (and its --limit, --corpus, --snapshot-drift, --seed)")
-    clean = clean_corpus(load_attack(Path(args.data), args.attack_form)[: args.limit], args.corpus)
-    return analyst_snapshot(clean, args.snapshot_drift, args.seed)[0]
+        raise RagsecError("--rerun with --snapshot needs the run's --data (and its --limit, --corpus-questions, --corpus, "
+                          "--snapshot-drift, --seed)")
+    return analyst_snapshot(run_corpus(args), args.snapshot_drift, args.seed)[0]
 
 
 def stored_events(folder: str | Path, only: list[int] | None) -> list[dict[str, Any]]:

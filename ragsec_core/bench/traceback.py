@@ -35,8 +35,8 @@ from ragsec_core.bench.causation import caused_line, gold_replay, summarise_caus
 from ragsec_core.bench.drift import analyst_snapshot
 from ragsec_core.bench.fanout import Failed, check_index, connected, pin_threads, ray_map, serial_map, shippable
 from ragsec_core.bench.methods import print_methods_table, score, summarise_methods
-from ragsec_core.bench.planting import PlantedCorpus, PlantPlan, clean_corpus
-from ragsec_core.bench.rerun import cmd_rerun
+from ragsec_core.bench.planting import PlantedCorpus, PlantPlan
+from ragsec_core.bench.rerun import cmd_rerun, run_corpus
 from ragsec_core.bench.rescore import cmd_rescore, store_event
 from ragsec_core.data.corpus import Corpus
 from ragsec_core.data.trace import Labels, fires
@@ -69,6 +69,8 @@ def cmd_bench_traceback(args: argparse.Namespace) -> int:
     check_params(args.k, args.alpha)
     if args.poisons_per_query < 1 or args.limit < 1 or not 0 <= args.first_question < args.limit:
         raise RagsecError("--poisons-per-query and --limit must be >= 1, and 0 <= --first-question < --limit")
+    if args.corpus_questions is not None and (args.corpus or args.corpus_questions < args.limit):
+        raise RagsecError("--corpus-questions picks the default clean corpus (not with --corpus) and must be >= --limit")
     if not 0.0 < args.ppl_quantile < 1.0 or args.ppl_sample < 1:
         raise RagsecError("--ppl-quantile must be in (0, 1) and --ppl-sample >= 1")
     if args.snapshot_drift and (not args.snapshot or not 0.0 < args.snapshot_drift < 1.0):
@@ -257,7 +259,7 @@ def run_benchmark(records: list[AttackRecord], args: argparse.Namespace) -> dict
     """Plan every question, skip those before --first-question or already in an incomplete --out, run the
     rest (here or on the connected Ray cluster) and write the results after each."""
     pin_threads(args.threads)
-    clean = clean_corpus(records, args.corpus)
+    clean = run_corpus(args)
     progress = Progress.resume(args)
     trusted = None
     if args.snapshot:  # drawn once here, handed to every worker; a stale one's edits are recorded beside the scores

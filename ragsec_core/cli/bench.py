@@ -55,7 +55,10 @@ def _traceback(subparsers: Any) -> None:
     p.add_argument("--data", default=None, help="attack file (PoisonedRAG / Stealthy / list format); required "
                    "except with --rescore, --rerun or --merge")
     add_corpus_args(p, help="clean corpus (default: the context passages of the data file's first --limit "
-                            "questions: a run's corpus follows --limit)", variant=False)
+                            "questions, or --corpus-questions)", variant=False)
+    p.add_argument("--corpus-questions", type=int, default=None, metavar="N",
+                   help="the default clean corpus from the context passages of the first N questions (N >= --limit), "
+                        "not --limit's: a split run (--first-question, --limit) retrieves from the whole run's corpus")
     p.add_argument("--mode", choices=PLANT_MODES, default=PLANT_MODES[0])
     p.add_argument("--attack-form", choices=ATTACK_FORMS, default=ATTACK_FORMS[0])
     p.add_argument("--poisons-per-query", type=int, default=1)
@@ -98,7 +101,8 @@ def _traceback(subparsers: Any) -> None:
     p.add_argument("--rerun", default=None, metavar="DIR",
                    help="only run Pass-1 again, live, on the events stored in DIR (their Pass-0 traces and gold kept) "
                         "and print live against re-run; a run traced against a snapshot needs its --data, --limit, "
-                        "--snapshot, --snapshot-drift and --seed (--traces: store the re-run events in another folder)")
+                        "--corpus-questions, --snapshot, --snapshot-drift and --seed (--traces: store the re-run events "
+                        "in another folder)")
     p.add_argument("--only", type=int, nargs="+", default=None, metavar="Q",
                    help="with --rerun: only these questions (their numbers in the run)")
     p.add_argument("--read", action="store_true",
