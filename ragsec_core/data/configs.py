@@ -35,8 +35,11 @@ _COMMENT_START = re.compile(r"(?m)(?:^|(?<=[.!?\]\"')][ \t]))[;#](?:[ \t]|(?=[A-
 _BUNDLE_KEY = re.compile(r"(?m)(?:^|(?<=[.!?\"')][ \t]))[A-Za-z_][\w-]*(?:\.[\w-]+)+[ \t]*=")
 _BUNDLE_LEAST = 2
 _MOST_ABOVE = 3  # comment lines above a header read as its section's
-# an HCL block's opening line: its type, up to two quoted labels and `{` (glued after the host's sentence too)
-_BLOCK_OPEN = re.compile(r'(?<!\S)[a-z][a-z0-9_]{0,40}(?:[ \t]+"[^"\n]{1,80}"){0,2}[ \t]*\{[ \t]*\n')
+# an HCL block's opening line: its type, up to two quoted labels and `{` (glued after the host's sentence too);
+# one with a label (`resource "…" "…" {`, `variable "…" {`) opens a block glued to the host's full stop (`glue`)
+_BLOCK_TYPE, _BLOCK_LABEL, _BLOCK_BRACE = r"[a-z][a-z0-9_]{0,40}", r'[ \t]+"[^"\n]{1,80}"', r"[ \t]*\{[ \t]*\n"
+LABELLED_BLOCK = rf"{_BLOCK_TYPE}(?:{_BLOCK_LABEL}){{1,2}}{_BLOCK_BRACE}"
+_BLOCK_OPEN = re.compile(rf"(?<!\S){_BLOCK_TYPE}(?:{_BLOCK_LABEL}){{0,2}}{_BLOCK_BRACE}")
 _ATTRIBUTE = re.compile(r"[ \t]+[A-Za-z_][\w-]{0,60}[ \t]*=")  # an indented `key =` line of its body
 
 
