@@ -24,7 +24,8 @@ from ragsec_core.data.layout import line_end, value_end
 
 _MACROS = ("quote", "panel", "code", "noformat", "info", "note", "tip", "warning", "expand")
 _MACRO = re.compile(rf"\{{(?:{'|'.join(_MACROS)})(?::[^{{}}\n]{{0,200}})?\}}")
-_HEADING = re.compile(r"(?<!\S)h[1-6]\.[ \t]")
+HEADING = r"h[1-6]\.[ \t]"  # a heading's mark (`h3. `): `glue` reads it as opening a block too
+_HEADING = re.compile(rf"(?<!\S){HEADING}")
 _MENTION = re.compile(r"\[~[\w.@+-]{1,60}\]")
 _LINK = re.compile(r"\[[^\[\]|\n]{1,80}\|(?:https?|mailto):[^\[\]\s]{1,300}\]")
 _ICON = re.compile(r"(?<!\S)\((?:/|x|!|i|\?|y|n|on|off|\*|\+|-)\)[ \t]")
