@@ -231,10 +231,10 @@ def test_a_split_run_keeps_the_whole_runs_corpus_with_corpus_questions(tmp_path)
     --corpus-questions 50 gives it the whole run's corpus, document for document. It picks the default
     corpus, so it is refused beside --corpus or below --limit."""
     data = shared_data("stealthy", "wiki_open_nq.json")
-    flags = {"data": str(data), "attack_form": "jira", "corpus": None}
-    whole = run_corpus(argparse.Namespace(**flags, limit=50, corpus_questions=None))
-    part = run_corpus(argparse.Namespace(**flags, limit=6, corpus_questions=None))
-    split = run_corpus(argparse.Namespace(**flags, limit=6, corpus_questions=50))
+    every = load_attack(data, "jira")
+    whole = run_corpus(every, argparse.Namespace(corpus=None, limit=50, corpus_questions=None))
+    part = run_corpus(every, argparse.Namespace(corpus=None, limit=6, corpus_questions=None))
+    split = run_corpus(every, argparse.Namespace(corpus=None, limit=6, corpus_questions=50))
     assert [(d.id, d.text) for d in split.documents] == [(d.id, d.text) for d in whole.documents]
     assert {d.text for d in part.documents} < {d.text for d in whole.documents}
     for extra, message in ((["--corpus-questions", "5"], "must be >= --limit"),

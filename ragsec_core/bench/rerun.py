@@ -23,7 +23,7 @@ from tqdm import tqdm
 
 from ragsec_core._util.atomic import write_text_atomic
 from ragsec_core._util.errors import RagsecError
-from ragsec_core.bench.attacks import load_attack
+from ragsec_core.bench.attacks import AttackRecord, load_attack
 from ragsec_core.bench.causation import caused_line
 from ragsec_core.bench.drift import analyst_snapshot
 from ragsec_core.bench.methods import score
@@ -38,13 +38,13 @@ from ragsec_core.traceback.result import TracebackResult
 from ragsec_core.traceback.snapshot import Snapshot
 
 
-def run_corpus(args: argparse.Namespace) -> Corpus:
-    """The clean corpus a `bench traceback` run's flags give: `--corpus`, else the context passages of
-    `--data`'s first `--corpus-questions` questions, by default its first `--limit`. The default follows
-    `--limit` so that a run's corpus holds its own questions' passages; `--corpus-questions` keeps a split
-    run's corpus the whole run's, so that its prompts (the host drawn, the passages retrieved) are too."""
-    questions = getattr(args, "corpus_questions", None) or args.limit
-    return clean_corpus(load_attack(Path(args.data), args.attack_form)[:questions], args.corpus)
+def run_corpus(records: list[AttackRecord], args: argparse.Namespace) -> Corpus:
+    """The clean corpus a `bench traceback` run's flags give, `records` being all of `--data`'s: `--corpus`,
+    else the context passages of the first `--corpus-questions` records, by default the first `--limit`.
+    The default follows `--limit` so that a run's corpus holds its own questions' passages;
+    `--corpus-questions` keeps a split run's corpus the whole run's, so that its prompts (the host drawn,
+    the passages retrieved) are too."""
+    return clean_corpus(records[: args.corpus_questions or args.limit], args.corpus)
 
 
 def trusted_snapshot(args: argparse.Namespace) -> Snapshot | None:
@@ -55,7 +55,8 @@ def trusted_snapshot(args: argparse.Namespace) -> Snapshot | None:
     if not args.data:
         raise RagsecError("--rerun with --snapshot needs the run's --data (and its --limit, --corpus-questions, --corpus, "
                           "--snapshot-drift, --seed)")
-    return analyst_snapshot(run_corpus(args), args.snapshot_drift, args.seed)[0]
+    clean = run_corpus(load_attack(Path(args.data), args.attack_form), args)
+    return analyst_snapshot(clean, args.snapshot_drift, args.seed)[0]
 
 
 def stored_events(folder: str | Path, only: list[int] | None) -> list[dict[str, Any]]:

@@ -81,15 +81,17 @@ def cmd_bench_traceback(args: argparse.Namespace) -> int:
     access = check_access(args.methods.split(","), endpoint is not None)
     if endpoint is not None:  # say how each method reaches a black-box victim
         print("methods: " + ", ".join(f"{m} ({a})" for m, a in access.items()), file=sys.stderr)
-    records = load_attack(Path(args.data), args.attack_form)[: args.limit]
+    every = load_attack(Path(args.data), args.attack_form)
+    records = every[: args.limit]
     unlabelled = [r.id for r in records if not r.answers] if args.objective == "restore" else []
     if unlabelled:  # the restore objective judges by the correct answers
         raise RagsecError(f"--objective restore needs every question's correct answers; '{args.data}' has none for "
                           f"{len(unlabelled)} question(s), e.g. {unlabelled[0]!r}")
     if args.first_question >= len(records):
         raise RagsecError(f"--first-question {args.first_question}: '{args.data}' has only {len(records)} question(s)")
+    clean = run_corpus(every, args)
     with connected(args.ray):
-        results = run_benchmark(records, args)
+        results = run_benchmark(records, clean, args)
     print_table(results)
     if args.out:
         print(f"wrote {args.out}", file=sys.stderr)
@@ -255,11 +257,11 @@ def _resume_key(config: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in config.items() if k not in RESUME_VARYING and v is not None}
 
 
-def run_benchmark(records: list[AttackRecord], args: argparse.Namespace) -> dict[str, Any]:
-    """Plan every question, skip those before --first-question or already in an incomplete --out, run the
-    rest (here or on the connected Ray cluster) and write the results after each."""
+def run_benchmark(records: list[AttackRecord], clean: Corpus, args: argparse.Namespace) -> dict[str, Any]:
+    """Plan every question on the clean corpus (`rerun.run_corpus`), skip those before --first-question or
+    already in an incomplete --out, run the rest (here or on the connected Ray cluster) and write the results
+    after each."""
     pin_threads(args.threads)
-    clean = run_corpus(args)
     progress = Progress.resume(args)
     trusted = None
     if args.snapshot:  # drawn once here, handed to every worker; a stale one's edits are recorded beside the scores
