@@ -89,9 +89,8 @@ def cmd_bench_traceback(args: argparse.Namespace) -> int:
                           f"{len(unlabelled)} question(s), e.g. {unlabelled[0]!r}")
     if args.first_question >= len(records):
         raise RagsecError(f"--first-question {args.first_question}: '{args.data}' has only {len(records)} question(s)")
-    clean = run_corpus(every, args)
-    with connected(args.ray):
-        results = run_benchmark(records, clean, args)
+    with connected(args.ray):  # an unreachable cluster is said before a corpus is built
+        results = run_benchmark(records, run_corpus(every, args), args)
     print_table(results)
     if args.out:
         print(f"wrote {args.out}", file=sys.stderr)
