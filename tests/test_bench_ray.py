@@ -14,7 +14,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -40,35 +39,63 @@ TIMING = {"seconds", "seconds_per_event", "elapsed_s", "trace_id"}  # wall times
 RUN_FLAGS = ("ray", "out", "index", "index_build")  # flags that differ between the runs compared
 
 
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[tuple[str, Any]]:
-    """(address, the `ray start` process) of a 2-CPU head node that lives for this module."""
-    port = free_port()
+def _held_by(root: Any, port: int) -> bool:
+    """Whether a process of `root`'s tree listens on `port` (not merely someone: a port drawn free can be
+    taken by another process before Ray binds it)."""
+    for proc in [root, *root.children(recursive=True)]:
+        with contextlib.suppress(psutil.Error):
+            if any(c.status == psutil.CONN_LISTEN and c.laddr.port == port for c in proc.net_connections("tcp")):
+                return True
+    return False
+
+
+def _stop(proc: subprocess.Popen[bytes], tmp: str) -> None:
+    """End `ray start --block` (which stops the processes it started), then any straggler of its group."""
+    proc.terminate()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(60)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _start_cluster() -> tuple[subprocess.Popen[bytes], str, int] | None:
+    """One try at a 2-CPU head node on free ports: (process, temp folder, GCS port) once its GCS and its
+    client server (the last part `ray start` starts) listen and it is still whole a moment later, else None.
+    A port free when drawn can be taken before Ray binds it (by another worker, or by Ray's own randomly
+    placed ports); `ray start --block` then stops the whole cluster seconds after its GCS answered, and a
+    driver connected to it is ended by Ray a minute later. A stop's CI lost its test worker that way."""
+    port, client = free_port(), free_port()
     tmp = tempfile.mkdtemp(prefix="rgs-ray-", dir="/tmp")  # short: Ray's unix sockets live under it
     env = os.environ | {"OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "RAY_USAGE_STATS_ENABLED": "0"}
     proc = subprocess.Popen(
         [str(RAY), "start", "--head", "--block", "--num-cpus", "2", "--node-ip-address", "127.0.0.1", "--port", str(port),
-         "--ray-client-server-port", str(free_port()), "--dashboard-agent-listen-port", str(free_port()),
+         "--ray-client-server-port", str(client), "--dashboard-agent-listen-port", str(free_port()),
          "--include-dashboard=false", "--disable-usage-stats", "--temp-dir", tmp],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, env=env, cwd=REPO)
+    root, deadline = psutil.Process(proc.pid), time.time() + 120
+    while proc.poll() is None and time.time() < deadline and not (_held_by(root, port) and _held_by(root, client)):
+        time.sleep(0.3)
+    time.sleep(3)  # `ray start --block` checks its processes each second and stops all if one has died
+    if proc.poll() is None and _held_by(root, port) and _held_by(root, client):
+        return proc, tmp, port
+    _stop(proc, tmp)
+    return None
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[tuple[str, Any]]:
+    """(address, the `ray start` process) of a 2-CPU head node that lives for this module."""
+    for _ in range(3):
+        if (started := _start_cluster()) is not None:
+            break
+    else:
+        pytest.fail("ray start did not keep a cluster up in 3 tries")
+    proc, tmp, port = started
     try:
-        deadline = time.time() + 120
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if proc.poll() is not None or time.time() > deadline:
-                    pytest.fail(f"ray start exited or did not listen on {port} (rc {proc.returncode})")
-                time.sleep(0.3)
         yield f"127.0.0.1:{port}", psutil.Process(proc.pid)
     finally:
-        proc.terminate()  # `ray start --block` stops the processes it started
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(60)
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)  # stragglers of this cluster's own process group
-        shutil.rmtree(tmp, ignore_errors=True)
+        _stop(proc, tmp)
 
 
 def comparable(x: Any) -> Any:
