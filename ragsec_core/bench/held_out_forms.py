@@ -19,6 +19,7 @@ from ragsec_core.bench.held_out_authored import AUTHORED_FORMS
 from ragsec_core.bench.held_out_catalog import CATALOG_FORMS
 from ragsec_core.bench.held_out_domain import DOMAIN_FORMS
 from ragsec_core.bench.held_out_export import EXPORT_FORMS
+from ragsec_core.bench.held_out_graph import GRAPH_FORMS
 from ragsec_core.bench.held_out_inline import latex_text, reply_text, unicode_text, yaml_text
 from ragsec_core.bench.held_out_layout import asr_text, diff_text, legal_text, screenplay_text, thread_text, verse_text
 from ragsec_core.bench.held_out_machine import (
@@ -195,8 +196,7 @@ def code_text(question: str, claim: str, answer: str, rng: random.Random) -> str
 
 
 def transcript_text(claim: str, rng: random.Random) -> str:
-    """The claim verbatim in a transcript: a podcast guest's turn between the host's, or a lecturer's words
-    between fillers."""
+    """The claim verbatim in a transcript: a podcast guest's turn between the host's, or a lecturer's words between fillers."""
     return rng.choice(TRANSCRIPT_TEMPLATES).format(c=claim.strip(), e=rng.randint(3, 40))
 
 
@@ -345,8 +345,7 @@ def markdown_text(question: str, claim: str, answer: str, rng: random.Random) ->
 
 
 def caption_text(question: str, claim: str, rng: random.Random) -> str:
-    """The claim as a figure caption: "Figure n." or an image label of the question's words before it, the
-    photo's credit after it."""
+    """The claim as a figure caption: "Figure n." or an image label of the question's words before it, a photo credit after."""
     return rng.choice(CAPTION_TEMPLATES).format(n=rng.randint(2, 14), c=claim.strip(), h=heading(question),
                                                 s=rng.choice(CAPTION_CREDITS))
 
@@ -397,4 +396,5 @@ HELD_OUT: dict[str, Builder] = {
     "roff": lambda rec, adv, rng: roff_text(rec.question, adv, rec.incorrect, rng),
     "thread": lambda rec, adv, rng: thread_text(rec.question, adv, rng),
     **SOURCE_FORMS, **AUTHORED_FORMS, **REPO_FORMS, **RENDER_FORMS, **EXPORT_FORMS, **TEAM_FORMS, **CATALOG_FORMS, **DOMAIN_FORMS,
+    **GRAPH_FORMS,
 }

@@ -39,7 +39,8 @@ from ragsec_core._util.paths import shared_data_dir
 # (bench/held_out_export.py), and asciidoc, whatsapp and properties on 6 Dec (sixteenth session) after the
 # rules of r96 (bench/held_out_team.py), and ris, marc and jira on 6 Dec (seventeenth session) after the
 # rule of r99 (bench/held_out_catalog.py), and hl7, gedcom and hcl on 7 Dec (eighteenth session)
-# (bench/held_out_domain.py).
+# (bench/held_out_domain.py), and turtle, graphql and bbcode on 7 Dec (nineteenth session) after the rules
+# of r103 (bench/held_out_graph.py).
 PLANT_MODES = ("embedded", "standalone")
 ATTACK_FORMS = ("black", "text", "hotflip", "bait-noise", "blind", "garag", "soup", "inject", "hidden", "faq",
                 "jsonld", "forum", "table", "chat", "email", "cite", "list", "quote", "note", "code", "transcript",
@@ -48,7 +49,8 @@ ATTACK_FORMS = ("black", "text", "hotflip", "bait-noise", "blind", "garag", "sou
                 "feed", "sql", "notebook", "verse", "ics", "qp", "roff", "thread", "po",
                 "rtf", "rst", "changelog", "bibtex", "box", "org", "slides",
                 "commit", "ini", "pod", "ticket", "nroff", "docx", "toml", "jsonl", "scrape",
-                "asciidoc", "whatsapp", "properties", "ris", "marc", "jira", "hl7", "gedcom", "hcl")
+                "asciidoc", "whatsapp", "properties", "ris", "marc", "jira", "hl7", "gedcom", "hcl",
+                "turtle", "graphql", "bbcode")
 
 # bench speed: its sections ("hybrid" is only the hybrid part of "retrieval") and its default events file
 SPEED_SECTIONS = ("traceback", "retrieval", "hybrid", "attention", "startup")
