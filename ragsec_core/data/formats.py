@@ -5,9 +5,10 @@ passage (roff source, a thread's posts, reStructuredText, a change log, an Org o
 `git log`, an INI or TOML section, a resource bundle or a Terraform block, a POD block, a tracker's ticket,
 a rendered manual page, a namespaced XML element, a crawled web page's text, a chat's or a log's stamped
 lines, AsciiDoc source, an RIS or MARC record, a Jira issue's wiki markup, an HL7 message or a GEDCOM
-record) and gives each unit it finds with whether the writer closed it: a closed unit ends at a mark of its
-own, an open one's last line runs to a sentence end. `markup` reads them all through `format_units` beside
-its own marks; a new format's reader is added here, not in `markup`.
+record, a Turtle or a GraphQL schema document, a forum post's BBCode) and gives each unit it finds with
+whether the writer closed it: a closed unit ends at a mark of its own, an open one's last line runs to a
+sentence end. `markup` reads them all through `format_units` beside its own marks; a new format's reader
+is added here, not in `markup`.
 """
 
 from __future__ import annotations
@@ -16,10 +17,12 @@ from collections.abc import Callable
 
 from ragsec_core._util.text import Span
 from ragsec_core.data.asciidoc import units as asciidoc_units
+from ragsec_core.data.boards import posts
 from ragsec_core.data.catalogue import records as catalogue_records
 from ragsec_core.data.changelogs import entries as changelog_entries
 from ragsec_core.data.commits import commits
 from ragsec_core.data.configs import blocks, sections
+from ragsec_core.data.graphs import graphs
 from ragsec_core.data.interchange import messages
 from ragsec_core.data.outline import entries as org_entries
 from ragsec_core.data.pod import blocks as pod_blocks
@@ -38,7 +41,7 @@ FormatReader = Callable[[str], tuple[tuple[Span, bool], ...]]
 FORMAT_UNITS: tuple[FormatReader, ...] = (sources, threads, rst_units, changelog_entries, org_entries, slides,
                                           commits, sections, pod_blocks, tickets, pages,
                                           elements, scraped_pages, excerpts, asciidoc_units, catalogue_records, issues,
-                                          messages, blocks)
+                                          messages, blocks, graphs, posts)
 
 
 def format_units(text: str) -> tuple[tuple[Span, bool], ...]:

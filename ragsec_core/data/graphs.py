@@ -1,0 +1,163 @@
+"""A knowledge graph's Turtle and an API's GraphQL schema, each read as one unit.
+
+A RAG system over a knowledge graph's dump or an API's documentation holds statements and definitions as
+their writers lay them out. Turtle: prefix lines (`@prefix kb: <…> .`), then statements, a subject and its
+predicate-object pairs over indented lines, each closed by a ` .`, their literals in quotes or, across
+lines, in triple quotes. GraphQL's schema language: definitions (`type …`, `enum …`) whose bodies sit
+between `{` and a `}` at the opener's indent, each with a description above it (a quoted line, or a block
+string in triple quotes). The sentence split reads neither: it cuts a literal or a description at its
+full stops, a field's `ID!` reads to it as a sentence's end, and the last statement or brace runs into the
+host's sentence that the planting glued on. So a Turtle document (a prefix line and the statements after
+it) is one closed unit that ends at its last statement's ` .`, and a GraphQL document (definitions, their
+descriptions and the blank lines between them) one that ends at its last `}`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ragsec_core._util.text import Span
+from ragsec_core.data.layout import MOST_LINES, line_end
+
+_PREFIX = re.compile(r"(?<!\S)(?:@prefix|@base)[ \t]+[^\n]{0,300}\.[ \t]*(?:\n|$)|(?<!\S)(?:PREFIX|BASE)[ \t][^\n]{1,300}>[ \t]*\n")
+_STATEMENT_LEVEL = re.compile(r"(?:@prefix|@base|PREFIX|BASE)[ \t]|[A-Za-z_][\w.-]{0,40}:|<|_:|\[|\(|#")  # what opens a line between statements
+_KINDS = r"(?:extend[ \t]+)?(?:type|interface|input|enum|union|scalar|schema|directive)"
+_OPENER = re.compile(rf"(?<!\S){_KINDS}\b[^\n{{}}]{{0,200}}\{{[ \t]*\n")  # `type Answer @key(fields: "id") {`
+_DESCRIBED = re.compile(rf'(?<!\S)(?:"""[ \t]*\n(?:(?![ \t]*""")[^\n]*\n){{0,{MOST_LINES}}}[ \t]*"""|"(?:[^"\\\n]|\\.)*")[ \t]*\n'
+                        rf"(?={_KINDS}\b)")  # a description right above its definition
+_FIELD = re.compile(r'[ \t]+(?:[A-Za-z_]\w*[ \t]*(?:\([^\n]*\))?[ \t]*:[ \t]*[\[A-Za-z_]|[A-Z_][A-Z0-9_]*[ \t]*(?:@|$))')
+_BLANKS = re.compile(r"(?:[ \t]*\n)*")
+
+
+def graphs(text: str) -> tuple[tuple[Span, bool], ...]:
+    """The text's Turtle documents and GraphQL schema documents, each closed (`turtle`, `schema`)."""
+    return turtle(text) + schema(text)
+
+
+def turtle(text: str) -> tuple[tuple[Span, bool], ...]:
+    """Each Turtle document: from its first prefix line to the ` .` that ends its last statement, where the
+    statements that follow the prefix lines (one at least) stop: at a line no statement opens, or where the
+    host's words follow a statement's ` .` on its line."""
+    found: list[tuple[Span, bool]] = []
+    for m in _PREFIX.finditer(text):
+        if found and m.start() < found[-1][0][1]:
+            continue
+        end = _statements_end(text, m.start())
+        if end is not None:
+            found.append(((m.start(), end), True))
+    return tuple(found)
+
+
+def _statements_end(text: str, start: int) -> int | None:
+    """Where the last statement after `start` ends (after its ` .`), or None where no statement but the
+    prefix lines ends."""
+    i, last, statements, inside, state = start, None, 0, False, ""  # inside: a statement begun, not ended
+    for _ in range(MOST_LINES):
+        if i >= len(text):
+            break
+        stop = line_end(text, i)
+        line = text[i:stop]
+        if not inside and not state and line.strip() and not _STATEMENT_LEVEL.match(line):
+            break
+        state, ends = _scan(line, state)
+        prefix = _PREFIX.match(line) is not None
+        if ends:
+            statements, last = statements + (not prefix) * len(ends), i + ends[-1]
+            if line[ends[-1]:].strip():  # the host's words glued on after the last ` .`
+                break
+        inside = bool(state) or (not ends and not prefix and (inside or bool(line.strip())))
+        i = stop + 1
+    return last if statements else None
+
+
+def _scan(line: str, state: str) -> tuple[str, list[int]]:
+    """The line read from its start with `state` the literal open there: (the literal open at its end, the
+    offsets just after each statement-ending ` .` outside any literal)."""
+    ends: list[int] = []
+    k = 0
+    while k < len(line):
+        if state == '"""':
+            close = line.find('"""', k)
+            if close < 0:
+                return state, ends
+            state, k = "", close + 3
+        elif state == '"':
+            c = line[k]
+            state, k = ("" if c == '"' else state), k + (2 if c == "\\" else 1)
+        elif line.startswith('"""', k):
+            state, k = '"""', k + 3
+        elif line[k] == '"':
+            state, k = '"', k + 1
+        else:
+            if line[k] == "." and (k == 0 or line[k - 1] in " \t") and (k + 1 == len(line) or line[k + 1] in " \t"):
+                ends.append(k + 1)
+            k += 1
+    return state, ends
+
+
+def schema(text: str) -> tuple[tuple[Span, bool], ...]:
+    """Each GraphQL document: from the first definition's description (or its opener) to the `}` that
+    closes the last of the definitions that follow one another, blank lines and descriptions between."""
+    found: list[tuple[Span, bool]] = []
+    for m in _OPENER.finditer(text):
+        if found and m.start() < found[-1][0][1]:
+            continue
+        end = _body_end(text, m)
+        if end is None:
+            continue
+        start = _described_from(text, m.start())
+        while (nxt := _next_definition(text, end)) is not None and (more := _body_end(text, nxt)) is not None:
+            end = more
+        found.append(((start, end), True))
+    return tuple(found)
+
+
+def _body_end(text: str, opener: re.Match[str]) -> int | None:
+    """Just after the `}` at the opener's indent that closes its body, where every line between is indented
+    deeper or blank and one of them a field (`name: Type`, `name(…): Type`) or an enum value; else None."""
+    line_start = text.rfind("\n", 0, opener.start()) + 1
+    indent = text[line_start : opener.start()]
+    indent = indent if not indent.strip() else ""  # an opener glued after the host's sentence: none
+    i, fields = opener.end(), 0
+    for _ in range(MOST_LINES):
+        line = text[i : line_end(text, i)]
+        if line.startswith(indent + "}"):
+            return i + len(indent) + 1 if fields else None
+        if line.strip() and not line.startswith((indent + " ", indent + "\t")):
+            return None
+        fields += _FIELD.match(line) is not None
+        i += len(line) + 1
+        if i > len(text):
+            return None
+    return None
+
+
+def _described_from(text: str, opener: int) -> int:
+    """Where the definition opening at `opener` starts: at its description right above it, if any (a quoted
+    line, or a block string whose opening quotes end a line, maybe after the host's sentence)."""
+    above = text.rfind("\n", 0, max(0, opener - 1)) + 1
+    if text[above:opener].strip() != '"""':
+        quoted = _DESCRIBED.match(text, above)
+        return above if quoted and quoted.end() == opener else opener
+    start = above
+    for _ in range(MOST_LINES):
+        if start == 0:
+            return opener
+        start = text.rfind("\n", 0, start - 1) + 1
+        line = text[start : line_end(text, start)]
+        if line.rstrip().endswith('"""'):
+            at = start + line.rstrip().rindex('"""')
+            block = _DESCRIBED.match(text, at)
+            return at if block and block.end() == opener else opener
+    return opener
+
+
+def _next_definition(text: str, end: int) -> re.Match[str] | None:
+    """The opener of a definition that follows the one ending at `end` on a later line, after blank lines and
+    its description."""
+    if text[end : end + 1] != "\n":
+        return None
+    blanks = _BLANKS.match(text, end + 1)
+    at = blanks.end() if blanks else end + 1
+    described = _DESCRIBED.match(text, at)
+    return _OPENER.match(text, described.end() if described else at)
