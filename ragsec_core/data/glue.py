@@ -16,8 +16,10 @@ opens a line of markup, a comment, a table or a clause (`#`, `*`, `+`, `|`, `<`,
 full stop, not a title's "?:"; an emphasis mark that closes a run on its line is none), a roff request's dot, a bracket that opens no note mark ("[26]", "[citation
 needed]", "[n 1]") or a section's header on a line of its own ("[faq]"), a question word (`QUESTION_WORDS`: PoisonedRAG's texts open with the question in lower
 case, "….how many episodes …"; no domain ends in one), a commit's hash line, a Debian change-log entry's
-package line, a Jira heading's `h3. ` (`wikimarkup.HEADING`) or a Terraform block's labelled opening line
-(`configs.LABELLED_BLOCK`: "….variable "…" {"). "U.S.A", "3.14", "….[5]" and an ellipsis hold none, nor
+package line, a Jira heading's `h3. ` (`wikimarkup.HEADING`), a Terraform block's labelled opening line
+(`configs.LABELLED_BLOCK`: "….variable "…" {") or a GraphQL definition's opening line or its description's
+opening quotes (`graphs.DEFINITION`, `graphs.BLOCK_DESCRIPTION`: "….type Query {", "…." and three quotes
+ending the line). "U.S.A", "3.14", "….[5]" and an ellipsis hold none, nor
 does a word that ends no sentence (`_ends_sentence`: a key's "faq." at its line's start, an abbreviation's
 "no.", "e.g.", a URL's path).
 """
@@ -32,11 +34,13 @@ from ragsec_core._util.text import NOTE_MARK, Span
 from ragsec_core.data.changelogs import PACKAGE_LINE
 from ragsec_core.data.commits import HASH_LINE
 from ragsec_core.data.configs import LABELLED_BLOCK
+from ragsec_core.data.graphs import BLOCK_DESCRIPTION, DEFINITION
 from ragsec_core.data.wikimarkup import HEADING as JIRA_HEADING
 
 QUESTION_WORDS = ("who", "whom", "whose", "what", "when", "where", "which", "why", "how")
 _OPENS = (r"[A-Z0-9#*+|<{%>~@/\u00a7(-]|=[=\w ]|(?<=\.)(?::|;[ \t])|\.[A-Za-z]"
-          rf"|(?!{NOTE_MARK}|\[[a-z]{{1,4}}[ \t]\d)\[|\[(?!\d+\])[^\[\]\n]{{1,60}}\][ \t]*\n|(?:{'|'.join(QUESTION_WORDS)})\b|{JIRA_HEADING}|{HASH_LINE}|{PACKAGE_LINE}|{LABELLED_BLOCK}")
+          rf"|(?!{NOTE_MARK}|\[[a-z]{{1,4}}[ \t]\d)\[|\[(?!\d+\])[^\[\]\n]{{1,60}}\][ \t]*\n|(?:{'|'.join(QUESTION_WORDS)})\b|{JIRA_HEADING}|{HASH_LINE}|{PACKAGE_LINE}|{LABELLED_BLOCK}"
+          rf"|{DEFINITION}|{BLOCK_DESCRIPTION}")
 _GLUED = re.compile(rf"(?<=[a-z)\]'\"\u2019\u201d][.!?])(?={_OPENS})")
 _OWN_MARK = re.compile(r"[.!?/:@][^\s.!?/:@]*[.!?]\Z")
 _EMPHASIS = "*~"

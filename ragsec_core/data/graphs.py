@@ -22,8 +22,10 @@ from ragsec_core.data.layout import MOST_LINES, line_end
 _PREFIX = re.compile(r"(?<!\S)(?:@prefix|@base)[ \t]+[^\n]{0,300}\.[ \t]*(?:\n|$)|(?<!\S)(?:PREFIX|BASE)[ \t][^\n]{1,300}>[ \t]*\n")
 _STATEMENT_LEVEL = re.compile(r"(?:@prefix|@base|PREFIX|BASE)[ \t]|[A-Za-z_][\w.-]{0,40}:|<|_:|\[|\(|#")  # what opens a line between statements
 _KINDS = r"(?:extend[ \t]+)?(?:type|interface|input|enum|union|scalar|schema|directive)"
-_OPENER = re.compile(rf"(?<!\S){_KINDS}\b[^\n{{}}]{{0,200}}\{{[ \t]*\n")  # `type Answer @key(fields: "id") {`
-_DESCRIBED = re.compile(rf'(?<!\S)(?:"""[ \t]*\n(?:(?![ \t]*""")[^\n]*\n){{0,{MOST_LINES}}}[ \t]*"""|"(?:[^"\\\n]|\\.)*")[ \t]*\n'
+DEFINITION = rf"{_KINDS}\b[^\n{{}}]{{0,200}}\{{[ \t]*\n"  # `type Answer @key(fields: "id") {` (glue's too)
+BLOCK_DESCRIPTION = r'"""[ \t]*\n'  # a description's opening quotes, ending their line (glue's too)
+_OPENER = re.compile(rf"(?<!\S){DEFINITION}")
+_DESCRIBED = re.compile(rf'(?<!\S)(?:{BLOCK_DESCRIPTION}(?:(?![ \t]*""")[^\n]*\n){{0,{MOST_LINES}}}[ \t]*"""|"(?:[^"\\\n]|\\.)*")[ \t]*\n'
                         rf"(?={_KINDS}\b)")  # a description right above its definition
 _FIELD = re.compile(r'[ \t]+(?:[A-Za-z_]\w*[ \t]*(?:\([^\n]*\))?[ \t]*:[ \t]*[\[A-Za-z_]|[A-Z_][A-Z0-9_]*[ \t]*(?:@|$))')
 _BLANKS = re.compile(r"(?:[ \t]*\n)*")
