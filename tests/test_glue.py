@@ -11,6 +11,7 @@ from ragsec_core.traceback.splice import region
 
 from .planted_unit import HOST_AFTER, QUERY
 from .test_configs import PARAMETER
+from .test_graphs import DESCRIBED, ENUM
 from .test_stamped import ANDROID
 from .test_wikimarkup import DESCRIPTION
 
@@ -30,8 +31,9 @@ def _less_the_space(spans):
     return {(a - (a > len(HOST)), b - (b > len(HOST))) for a, b in spans}
 
 
-@pytest.mark.parametrize("block", [ANDROID, BUNDLE, PAGE, ENTRY, DESCRIPTION, PARAMETER],
-                         ids=["chat export", "bundle", "page", "change log", "jira heading", "terraform"])
+@pytest.mark.parametrize("block", [ANDROID, BUNDLE, PAGE, ENTRY, DESCRIPTION, PARAMETER, DESCRIBED, ENUM],
+                         ids=["chat export", "bundle", "page", "change log", "jira heading", "terraform",
+                              "graphql description", "graphql definition"])
 def test_a_block_glued_to_the_hosts_full_stop_reads_as_after_a_space(block):
     """The units, the closed ones and the claim's region are those of the block after a space, one
     character earlier: the block whole, not the host's sentence nor its first line left out."""
@@ -57,12 +59,13 @@ def test_a_lower_case_question_glued_on_opens_a_sentence():
     "It was lit in 1872.[26] It still stands.", "The office exists by convention.[n 1][3] Ministers are styled.",
     "It was designed abroad.[citation needed] It was lit.", "**The O.C. Fan Club, Summer Edition!**",
     "The line ends with a soft break.=\nThen goes on.", "See e.g.The Lighthouse Book.",
-    'It was lit.else {\n  x = 1\n}',
+    'It was lit.else {\n  x = 1\n}', 'note,"He said ""it was lit."""\n1872,"It still stands."',
 ])
 def test_no_glued_end_where_no_sentence_ends_there(text):
     """An abbreviation, a key at its line's start, a number, a title's "?:", a note mark, an emphasis mark
-    that closes its run, a soft line break and a code block's opener with no label ("else {") hold none:
-    the view is the text."""
+    that closes its run, a soft line break, a code block's opener with no label ("else {") and a CSV
+    cell's closing quotes (three quotes ending a line, no GraphQL definition under them) hold none: the
+    view is the text."""
     assert glued_ends(text) == () and glued_view(text) == (text, ())
 
 

@@ -13,7 +13,7 @@ ACCEPTED = (PREFIXES + 'kb:q12 a schema:Question ;\n    schema:name "Who designe
             '    schema:author [ a schema:Person ; schema:name "Ola Brandt" ] .')
 LONG = (PREFIXES + 'kb:a12 a schema:Answer ;\n    schema:about "Who designed the Varnholt lighthouse?"@en ;\n'
         '    schema:text """The Varnholt one was designed by Mara Eskell in 1871.\nHer "plans" were approved . Then lit.\n'
-        'kb:note: it was.\n"""@en .')
+        'kb:note: it was.\nA clerk wrote \\"closed.\\""""@en .')
 DESCRIBED = ('"""\nThe Varnholt one was designed by Mara Eskell in 1871.\nHer plans were approved.\n"""\n'
              'type VarnholtAnswer @key(fields: "id") {\n  id: ID!\n  "Who designed the Varnholt lighthouse?"\n'
              "  answer: String!\n}")
@@ -23,8 +23,9 @@ ENUM = ('type Query {\n  """\n  Who designed the Varnholt lighthouse?\n  """\n  
 
 
 def test_a_turtle_document_runs_from_its_prefixes_to_its_last_statements_end():
-    """A ` .` or a line that opens like a statement inside a long literal is the literal's, and the host's
-    sentence glued on after the last ` .` is not the document's."""
+    """A ` .` or a line that opens like a statement inside a long literal is the literal's, an escaped quote
+    before its closing quotes closes nothing, and the host's sentence glued on after the last ` .` is not
+    the document's."""
     for document in (ACCEPTED, LONG):
         assert_planted_unit(document, graphs, closed=True)
         glued = HOST_BEFORE + document + " In this case, the lamp was lit in 1872."

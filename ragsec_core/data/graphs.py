@@ -23,10 +23,10 @@ _PREFIX = re.compile(r"(?<!\S)(?:@prefix|@base)[ \t]+[^\n]{0,300}\.[ \t]*(?:\n|$
 _STATEMENT_LEVEL = re.compile(r"(?:@prefix|@base|PREFIX|BASE)[ \t]|[A-Za-z_][\w.-]{0,40}:|<|_:|\[|\(|#")  # what opens a line between statements
 _KINDS = r"(?:extend[ \t]+)?(?:type|interface|input|enum|union|scalar|schema|directive)"
 DEFINITION = rf"{_KINDS}\b[^\n{{}}]{{0,200}}\{{[ \t]*\n"  # `type Answer @key(fields: "id") {` (glue's too)
-BLOCK_DESCRIPTION = r'"""[ \t]*\n'  # a description's opening quotes, ending their line (glue's too)
+# a block description right above its definition (glue's too: a CSV cell's `."""` ending a line is none)
+BLOCK_DESCRIPTION = rf'"""[ \t]*\n(?:(?![ \t]*""")[^\n]*\n){{0,{MOST_LINES}}}[ \t]*"""[ \t]*\n(?={_KINDS}\b)'
 _OPENER = re.compile(rf"(?<!\S){DEFINITION}")
-_DESCRIBED = re.compile(rf'(?<!\S)(?:{BLOCK_DESCRIPTION}(?:(?![ \t]*""")[^\n]*\n){{0,{MOST_LINES}}}[ \t]*"""|"(?:[^"\\\n]|\\.)*")[ \t]*\n'
-                        rf"(?={_KINDS}\b)")  # a description right above its definition
+_DESCRIBED = re.compile(rf'(?<!\S)(?:{BLOCK_DESCRIPTION}|"(?:[^"\\\n]|\\.)*"[ \t]*\n(?={_KINDS}\b))')
 _FIELD = re.compile(r'[ \t]+(?:[A-Za-z_]\w*[ \t]*(?:\([^\n]*\))?[ \t]*:[ \t]*[\[A-Za-z_]|[A-Z_][A-Z0-9_]*[ \t]*(?:@|$))')
 _BLANKS = re.compile(r"(?:[ \t]*\n)*")
 
@@ -78,14 +78,12 @@ def _scan(line: str, state: str) -> tuple[str, list[int]]:
     ends: list[int] = []
     k = 0
     while k < len(line):
-        if state == '"""':
-            close = line.find('"""', k)
-            if close < 0:
-                return state, ends
-            state, k = "", close + 3
-        elif state == '"':
-            c = line[k]
-            state, k = ("" if c == '"' else state), k + (2 if c == "\\" else 1)
+        if state and line[k] == "\\":  # an escape inside a literal: an escaped quote closes nothing
+            k += 2
+        elif state and line.startswith(state, k):
+            state, k = "", k + len(state)
+        elif state:
+            k += 1
         elif line.startswith('"""', k):
             state, k = '"""', k + 3
         elif line[k] == '"':
