@@ -81,12 +81,15 @@ VARIABLE = ('variable "designed_varnholt_lighthouse" {\n  type        = string\n
 PARAMETER = ('resource "aws_ssm_parameter" "designed_varnholt_lighthouse" {\n  type  = "String"\n  value = <<-EOT\n'
              "    The Varnholt one was designed by Mara Eskell in 1871.\n    Her plans were approved.\n  EOT\n"
              '  tags = {\n    Reviewed = "2025-10-26"\n  }\n}')
+FLUSH = ('resource "aws_ssm_parameter" "designed_varnholt_lighthouse" {\n  value = <<EOT\n'
+         "The Varnholt one was designed by Mara Eskell in 1871.\nHer plans were approved.\nEOT\n  type  = \"String\"\n}")
 
 
 def test_a_terraform_block_runs_from_its_opener_to_the_brace_at_its_own_indent():
-    """Its nested block's brace and its heredoc's lines are indented deeper; the host's sentence glued on
-    after the closing brace stays out, as does a host sentence before an opener glued onto it."""
-    for block in (VARIABLE, PARAMETER):
+    """Its nested block's brace and an indented heredoc's lines (`<<-EOT`) are indented deeper, a `<<EOT`
+    heredoc's lines stand at no indent and end at its marker; the host's sentence glued on after the
+    closing brace stays out, as does a host sentence before an opener glued onto it."""
+    for block in (VARIABLE, PARAMETER, FLUSH):
         assert_planted_unit(block, blocks, closed=True)
         glued = HOST_BEFORE + "Narrative turning points " + block + "They are used as a measure of wealth."
         start = len(HOST_BEFORE) + len("Narrative turning points ")
@@ -94,6 +97,8 @@ def test_a_terraform_block_runs_from_its_opener_to_the_brace_at_its_own_indent()
 
 
 def test_no_block_without_its_brace_or_an_attribute():
-    """A block that no brace at its indent closes, and a CSS rule (no `key =` line), are none."""
+    """A block that no brace at its indent closes, one whose heredoc no marker closes, and a CSS rule (no
+    `key =` line), are none."""
     assert blocks(HOST_BEFORE + PARAMETER.removesuffix("\n}") + HOST_AFTER) == ()
+    assert blocks(HOST_BEFORE + FLUSH.replace("\nEOT\n", "\n") + HOST_AFTER) == ()  # no marker closes the heredoc
     assert blocks(HOST_BEFORE + "body {\n  color: red;\n}" + HOST_AFTER) == ()

@@ -41,6 +41,7 @@ _BLOCK_TYPE, _BLOCK_LABEL, _BLOCK_BRACE = r"[a-z][a-z0-9_]{0,40}", r'[ \t]+"[^"\
 LABELLED_BLOCK = rf"{_BLOCK_TYPE}(?:{_BLOCK_LABEL}){{1,2}}{_BLOCK_BRACE}"
 _BLOCK_OPEN = re.compile(rf"(?<!\S){_BLOCK_TYPE}(?:{_BLOCK_LABEL}){{0,2}}{_BLOCK_BRACE}")
 _ATTRIBUTE = re.compile(r"[ \t]+[A-Za-z_][\w-]{0,60}[ \t]*=")  # an indented `key =` line of its body
+_HEREDOC = re.compile(r"<<-?([A-Za-z_]\w{0,30})[ \t]*$")  # `value = <<EOT` ending its line: lines to `EOT` are its text
 
 
 def sections(text: str) -> tuple[tuple[Span, bool], ...]:
@@ -59,8 +60,9 @@ def sections(text: str) -> tuple[tuple[Span, bool], ...]:
 def blocks(text: str) -> tuple[tuple[Span, bool], ...]:
     """The text's Terraform (HCL) blocks, each closed: from the opening line to the `}` at its own indent
     that closes it (the host's sentence may be glued on after the brace), every line between indented
-    deeper or blank and one of them an attribute (`key = …`; a CSS rule's `color: red;` is none). An outer
-    block holds its nested ones (`tags = {` … `}`), which end at their own indent."""
+    deeper or blank and one of them an attribute (`key = …`; a CSS rule's `color: red;` is none), but a
+    heredoc's text (`<<EOT` … `EOT`), read to its marker. An outer block holds its nested ones (`tags = {`
+    … `}`), which end at their own indent."""
     found: list[tuple[Span, bool]] = []
     for m in _BLOCK_OPEN.finditer(text):
         if found and m.start() < found[-1][0][1]:
@@ -78,9 +80,27 @@ def blocks(text: str) -> tuple[tuple[Span, bool], ...]:
                 break
             attributes += _ATTRIBUTE.match(line) is not None
             i += len(line) + 1
+            if (heredoc := _HEREDOC.search(line)) is not None:
+                i = _heredoc_end(text, i, heredoc.group(1))
             if i > len(text):
                 break
     return tuple(found)
+
+
+def _heredoc_end(text: str, i: int, marker: str) -> int:
+    """Where the line after a heredoc's closing marker starts, its text from `i` on: a `<<EOT` heredoc's
+    lines stand at any indent, even none, so they are read to the marker, not by their indent; past the
+    text where no marker closes it."""
+    for _ in range(MOST_LINES):
+        if i > len(text):
+            break
+        line = text[i : line_end(text, i)]
+        i += len(line) + 1
+        if line.strip() == marker:
+            break
+    else:
+        return len(text) + 1
+    return i
 
 
 def bundles(text: str, taken: list[Span]) -> tuple[tuple[Span, bool], ...]:
