@@ -29,7 +29,7 @@ from ragsec_core.cli.main import main
 
 from .browser import free_port
 from .conftest import REPO, shared_data
-from .servers import ChromaServer
+from .servers import ChromaServer, held_by
 
 pytest.importorskip("ray", reason="the [scale] extra is not installed")
 psutil = pytest.importorskip("psutil")
@@ -37,16 +37,6 @@ psutil = pytest.importorskip("psutil")
 RAY = Path(sys.executable).with_name("ray")
 TIMING = {"seconds", "seconds_per_event", "elapsed_s", "trace_id"}  # wall times, and trace ids (random per run)
 RUN_FLAGS = ("ray", "out", "index", "index_build")  # flags that differ between the runs compared
-
-
-def _held_by(root: Any, port: int) -> bool:
-    """Whether a process of `root`'s tree listens on `port` (not merely someone: a port drawn free can be
-    taken by another process before Ray binds it)."""
-    for proc in [root, *root.children(recursive=True)]:
-        with contextlib.suppress(psutil.Error):
-            if any(c.status == psutil.CONN_LISTEN and c.laddr.port == port for c in proc.net_connections("tcp")):
-                return True
-    return False
 
 
 def _stop(proc: subprocess.Popen[bytes], tmp: str) -> None:
@@ -73,11 +63,11 @@ def _start_cluster() -> tuple[subprocess.Popen[bytes], str, int] | None:
          "--ray-client-server-port", str(client), "--dashboard-agent-listen-port", str(free_port()),
          "--include-dashboard=false", "--disable-usage-stats", "--temp-dir", tmp],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, env=env, cwd=REPO)
-    root, deadline = psutil.Process(proc.pid), time.time() + 120
-    while proc.poll() is None and time.time() < deadline and not (_held_by(root, port) and _held_by(root, client)):
+    deadline = time.time() + 120
+    while proc.poll() is None and time.time() < deadline and not (held_by(proc.pid, port) and held_by(proc.pid, client)):
         time.sleep(0.3)
     time.sleep(3)  # `ray start --block` checks its processes each second and stops all if one has died
-    if proc.poll() is None and _held_by(root, port) and _held_by(root, client):
+    if proc.poll() is None and held_by(proc.pid, port) and held_by(proc.pid, client):
         return proc, tmp, port
     _stop(proc, tmp)
     return None
