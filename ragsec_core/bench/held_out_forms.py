@@ -1,11 +1,10 @@
 """The held-out attack forms: attack shapes written after the boundary's rules, each measured once as
-first built before any rule was written from it (`docs/attack_forms.md`).
-
-Each form fills fixed templates with a record's question, its adversarial text (the claim) or its false
-answer, drawing from a generator of its own per text (`attack_forms.text_seed`). The templates are fixed
-on the day named above each group and are not to be set from a result: a form that a rule was later
-written from says so in the README, and its questions 50-99 stay held out for that rule. Payloads are
-false facts only. `HELD_OUT` maps each form to its builder (one dispatch: `attack_forms.form_texts`).
+first built before any rule was written from it (`docs/attack_forms.md`). Each form fills fixed templates
+with a record's question, its adversarial text (the claim) or its false answer, drawing from a generator of
+its own per text (`attack_forms.text_seed`). The templates are fixed on the day named above each group and
+are not to be set from a result: a form that a rule was later written from says so in the README, and its
+questions 50-99 stay held out for that rule. Payloads are false facts only. `HELD_OUT` maps each form to
+its builder (one dispatch: `attack_forms.form_texts`).
 """
 
 from __future__ import annotations
@@ -16,6 +15,7 @@ import re
 
 from ragsec_core._util.text import bare_question, tokenize
 from ragsec_core.bench.held_out_authored import AUTHORED_FORMS
+from ragsec_core.bench.held_out_bundle import BUNDLE_FORMS
 from ragsec_core.bench.held_out_catalog import CATALOG_FORMS
 from ragsec_core.bench.held_out_domain import DOMAIN_FORMS
 from ragsec_core.bench.held_out_export import EXPORT_FORMS
@@ -396,5 +396,5 @@ HELD_OUT: dict[str, Builder] = {
     "roff": lambda rec, adv, rng: roff_text(rec.question, adv, rec.incorrect, rng),
     "thread": lambda rec, adv, rng: thread_text(rec.question, adv, rng),
     **SOURCE_FORMS, **AUTHORED_FORMS, **REPO_FORMS, **RENDER_FORMS, **EXPORT_FORMS, **TEAM_FORMS, **CATALOG_FORMS, **DOMAIN_FORMS,
-    **GRAPH_FORMS,
+    **GRAPH_FORMS, **BUNDLE_FORMS,
 }
