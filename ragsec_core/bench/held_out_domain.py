@@ -17,7 +17,7 @@ import random
 import re
 
 from ragsec_core._util.text import bare_question
-from ragsec_core.bench.held_out_machine import AUTHOR_NAMES, Builder, outside_answer, raised, slug, stamp
+from ragsec_core.bench.held_out_machine import AUTHOR_NAMES, Builder, outside_answer, quote_escaped, raised, slug, stamp
 from ragsec_core.data.spans import sentence_texts
 
 # Fixed once on 7 Dec (eighteenth session), before any run of these forms, and not to be set from a result.
@@ -128,8 +128,7 @@ def _hcl_template(text: str, answer: str) -> str:
 
 def _hcl_quoted(text: str, answer: str) -> str:
     """A quoted string's text: backslashes and quotes escaped, then the openers doubled, outside the answer."""
-    return _hcl_template(outside_answer(text, answer, lambda part: part.replace("\\", "\\\\").replace('"', '\\"')),
-                         answer)
+    return _hcl_template(outside_answer(text, answer, quote_escaped), answer)
 
 
 DOMAIN_FORMS: dict[str, Builder] = {  # these forms' part of `held_out_forms.HELD_OUT`, in the CLI's order

@@ -17,7 +17,7 @@ import random
 import re
 
 from ragsec_core._util.text import bare_question
-from ragsec_core.bench.held_out_machine import AUTHOR_NAMES, Builder, outside_answer, raised, slug, stamp
+from ragsec_core.bench.held_out_machine import AUTHOR_NAMES, Builder, outside_answer, quote_escaped, raised, slug, stamp
 from ragsec_core.data.spans import sentence_texts
 
 # Fixed once on 7 Dec (nineteenth session), before any run of these forms, and not to be set from a result.
@@ -92,7 +92,7 @@ def _names(question: str) -> tuple[str, str]:
 def _quoted(text: str, answer: str) -> str:
     """A one-line string's text (Turtle's and GraphQL's alike) with backslashes and quotes escaped, outside
     the answer."""
-    return outside_answer(text, answer, lambda part: part.replace("\\", "\\\\").replace('"', '\\"'))
+    return outside_answer(text, answer, quote_escaped)
 
 
 def _block(text: str, answer: str) -> str:

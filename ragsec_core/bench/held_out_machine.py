@@ -130,6 +130,12 @@ def outside_answer(text: str, answer: str, change: Callable[[str], str], held: s
     return (answer if held is None else held).join(change(part) for part in text.split(answer))
 
 
+def quote_escaped(text: str) -> str:
+    """A quoted string's text as C-like formats escape it (a catalogue's, Turtle's, GraphQL's, Terraform's
+    strings): backslash and quotation mark behind a backslash."""
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
 def answer_words(answer: str) -> set[str]:
     """The false answer's words, lower-cased: a form that garbles words leaves these whole."""
     return {w.lower() for w in re.findall(r"\w+", answer)}

@@ -16,7 +16,17 @@ from __future__ import annotations
 import random
 
 from ragsec_core._util.text import bare_question
-from ragsec_core.bench.held_out_machine import AUTHORS, Builder, heading, outside_answer, raised, slug, stamp, wrap_whole
+from ragsec_core.bench.held_out_machine import (
+    AUTHORS,
+    Builder,
+    heading,
+    outside_answer,
+    quote_escaped,
+    raised,
+    slug,
+    stamp,
+    wrap_whole,
+)
 from ragsec_core.data.spans import sentence_texts
 
 # Fixed once on 6 Dec (thirteenth session), after the rules of r86 and before any run of these forms, and
@@ -55,22 +65,17 @@ CHANGELOG_WIDTH = 80  # a change-log line's characters, its indent included (a t
 def po_text(question: str, claim: str, answer: str, rng: random.Random) -> str:
     """The claim as a catalogue entry's string (`_po_lines`): the source string under a translator's comment
     naming the question, or the translation of a message key whose context is the question."""
-    q = _po_escaped(raised(bare_question(question)))
+    q = quote_escaped(raised(bare_question(question)))
     return rng.choice(PO_TEMPLATES).format(q=q, slug=slug(question, "_"), n=rng.randint(12, 480),
                                            lines=_po_lines(claim, answer))
 
 
 def _po_lines(claim: str, answer: str) -> str:
-    """The claim escaped (`_po_escaped`) and wrapped into quoted pieces of at most `PO_WIDTH` columns, each
+    """The claim escaped (`quote_escaped`) and wrapped into quoted pieces of at most `PO_WIDTH` columns, each
     piece but the last keeping the space it was broken after, the false answer never broken."""
-    escaped = outside_answer(claim.strip(), answer, _po_escaped)
+    escaped = outside_answer(claim.strip(), answer, quote_escaped)
     pieces = _spaced(wrap_whole(escaped, answer, PO_WIDTH - 3))  # two quotation marks and the space kept
     return "\n".join(f'"{piece}"' for piece in pieces)
-
-
-def _po_escaped(text: str) -> str:
-    """A catalogue string's escapes: backslash and quotation mark behind a backslash."""
-    return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
 def rtf_text(question: str, claim: str, answer: str, rng: random.Random) -> str:

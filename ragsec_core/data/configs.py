@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 
 from ragsec_core._util.text import Span
-from ragsec_core.data.layout import MOST_LINES, first_end, line_end, opener_cut, raised_opener_cut
+from ragsec_core.data.layout import MOST_LINES, first_end, line_end, line_start, opener_cut, raised_opener_cut
 
 _HEADER = re.compile(r"(?<!\S)\[(\[)?[A-Za-z0-9_][^\[\]\n]{0,60}\](?(1)\])[ \t]*\n")  # TOML's `[[answers]]` too
 _KEY = re.compile(r"[A-Za-z_][\w.:-]{0,60}[ \t]*=[ \t]*\S")
@@ -67,27 +67,35 @@ def blocks(text: str) -> tuple[tuple[Span, bool], ...]:
     for m in _BLOCK_OPEN.finditer(text):
         if found and m.start() < found[-1][0][1]:
             continue
-        indent = text[_line_start(text, m.start()) : m.start()]
-        indent = indent if not indent.strip() else ""  # an opener glued after the host's sentence: none
-        i, attributes = m.end(), 0
-        for _ in range(MOST_LINES):
-            line = text[i : line_end(text, i)]
-            if line.startswith(indent + "}"):
-                if attributes:
-                    found.append(((m.start(), i + len(indent) + 1), True))
-                break
-            if line.strip() and not line.startswith((indent + " ", indent + "\t")):
-                break
-            attributes += _ATTRIBUTE.match(line) is not None
-            i += len(line) + 1
-            if (heredoc := _HEREDOC.search(line)) is not None:
-                i = _heredoc_end(text, i, heredoc.group(1))
-            if i > len(text):
-                break
+        if (end := brace_body_end(text, m, _ATTRIBUTE, heredocs=True)) is not None:
+            found.append(((m.start(), end), True))
     return tuple(found)
 
 
-def _heredoc_end(text: str, i: int, marker: str) -> int:
+def brace_body_end(text: str, opener: re.Match[str], counted: re.Pattern[str], *, heredocs: bool = False) -> int | None:
+    """Just after the `}` at the opener's indent that closes its body, where every line between is indented
+    deeper or blank and one of them is `counted` (a Terraform attribute, a GraphQL field); else None. An
+    opener glued after the host's sentence has no indent. With `heredocs`, a heredoc's lines are read to
+    its marker (`heredoc_end`), not by their indent. Terraform's blocks and GraphQL's definitions share it."""
+    indent = text[line_start(text, opener.start()) : opener.start()]
+    indent = indent if not indent.strip() else ""
+    i, seen = opener.end(), 0
+    for _ in range(MOST_LINES):
+        line = text[i : line_end(text, i)]
+        if line.startswith(indent + "}"):
+            return i + len(indent) + 1 if seen else None
+        if line.strip() and not line.startswith((indent + " ", indent + "\t")):
+            return None
+        seen += counted.match(line) is not None
+        i += len(line) + 1
+        if heredocs and (heredoc := _HEREDOC.search(line)) is not None:
+            i = heredoc_end(text, i, heredoc.group(1))
+        if i > len(text):
+            return None
+    return None
+
+
+def heredoc_end(text: str, i: int, marker: str) -> int:
     """Where the line after a heredoc's closing marker starts, its text from `i` on: a `<<EOT` heredoc's
     lines stand at any indent, even none, so they are read to the marker, not by their indent; past the
     text where no marker closes it."""
@@ -162,11 +170,6 @@ def _last_end(text: str, a: int, b: int) -> int:
     return end if cut is None else cut
 
 
-def _line_start(text: str, i: int) -> int:
-    """Where the line that holds `i` starts."""
-    return text.rfind("\n", 0, i) + 1
-
-
 def _above(text: str, start: int) -> int:
     """Where the section that opens at `start` starts: at the first of up to `_MOST_ABOVE` comment lines
     right above its header, else at the header. A whole line is a comment where it opens with the mark;
@@ -174,10 +177,10 @@ def _above(text: str, start: int) -> int:
     line onto the host's sentence, which may hold a `; ` of its own: "… , ] ; Swedish: …"). One blank line
     may stand between the header and the comment right above it (a TOML exporter's heading comment)."""
     for step in range(_MOST_ABOVE):
-        if start == 0 or _line_start(text, start) != start:
+        if start == 0 or line_start(text, start) != start:
             break
         above = start - 1 - (step == 0 and text[start - 2 : start] == "\n\n")  # the line break that ends the line above
-        line = _line_start(text, above)
+        line = line_start(text, above)
         marks = [m.start() for m in _COMMENT_START.finditer(text, line, above)]
         if not marks:
             break

@@ -35,6 +35,7 @@ from ragsec_core.data.changelogs import PACKAGE_LINE
 from ragsec_core.data.commits import HASH_LINE
 from ragsec_core.data.configs import LABELLED_BLOCK
 from ragsec_core.data.graphs import BLOCK_DESCRIPTION, DEFINITION
+from ragsec_core.data.layout import line_start
 from ragsec_core.data.wikimarkup import HEADING as JIRA_HEADING
 
 QUESTION_WORDS = ("who", "whom", "whose", "what", "when", "where", "which", "why", "how")
@@ -57,7 +58,7 @@ def glued_ends(text: str) -> tuple[int, ...]:
 def _closes(text: str, i: int) -> bool:
     """Whether the emphasis mark at `i` closes a run its line opened ("**The O.C. Fan Club, Summer
     Edition!**"), as an Org heading's stars or a list's bullet do not."""
-    return text[i] in _EMPHASIS and text[i] in text[text.rfind("\n", 0, i) + 1 : i]
+    return text[i] in _EMPHASIS and text[i] in text[line_start(text, i) : i]
 
 
 def _ends_sentence(text: str, i: int) -> bool:

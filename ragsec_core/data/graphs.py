@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 
 from ragsec_core._util.text import Span
+from ragsec_core.data.configs import brace_body_end
 from ragsec_core.data.layout import MOST_LINES, line_end
 
 _PREFIX = re.compile(r"(?<!\S)(?:@prefix|@base)[ \t]+[^\n]{0,300}\.[ \t]*(?:\n|$)|(?<!\S)(?:PREFIX|BASE)[ \t][^\n]{1,300}>[ \t]*\n")
@@ -102,34 +103,14 @@ def schema(text: str) -> tuple[tuple[Span, bool], ...]:
     for m in _OPENER.finditer(text):
         if found and m.start() < found[-1][0][1]:
             continue
-        end = _body_end(text, m)
+        end = brace_body_end(text, m, _FIELD)
         if end is None:
             continue
         start = _described_from(text, m.start())
-        while (nxt := _next_definition(text, end)) is not None and (more := _body_end(text, nxt)) is not None:
+        while (nxt := _next_definition(text, end)) is not None and (more := brace_body_end(text, nxt, _FIELD)) is not None:
             end = more
         found.append(((start, end), True))
     return tuple(found)
-
-
-def _body_end(text: str, opener: re.Match[str]) -> int | None:
-    """Just after the `}` at the opener's indent that closes its body, where every line between is indented
-    deeper or blank and one of them a field (`name: Type`, `name(…): Type`) or an enum value; else None."""
-    line_start = text.rfind("\n", 0, opener.start()) + 1
-    indent = text[line_start : opener.start()]
-    indent = indent if not indent.strip() else ""  # an opener glued after the host's sentence: none
-    i, fields = opener.end(), 0
-    for _ in range(MOST_LINES):
-        line = text[i : line_end(text, i)]
-        if line.startswith(indent + "}"):
-            return i + len(indent) + 1 if fields else None
-        if line.strip() and not line.startswith((indent + " ", indent + "\t")):
-            return None
-        fields += _FIELD.match(line) is not None
-        i += len(line) + 1
-        if i > len(text):
-            return None
-    return None
 
 
 def _described_from(text: str, opener: int) -> int:

@@ -71,6 +71,11 @@ _STANZA = 3  # lines a stanza needs to be read as one without a song's label abo
 _TITLE_WORDS = 8
 
 
+def line_start(text: str, i: int) -> int:
+    """Where the line that holds `i` starts: after its line break, or at the text's start."""
+    return text.rfind("\n", 0, i) + 1
+
+
 def line_end(text: str, i: int) -> int:
     """Where the line that holds `i` ends: at its line break, or at the text's end."""
     stop = text.find("\n", i)
@@ -369,7 +374,7 @@ def line_above(text: str, i: int, most: int) -> Span | None:
     if gap is None:
         return None
     stop = i - len(gap.group())
-    start = own_start(text, text.rfind("\n", 0, stop) + 1, stop)
+    start = own_start(text, line_start(text, stop), stop)
     return (start, stop) if 1 <= len(text[start:stop].split()) <= most else None
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 
 from ragsec_core._util.text import Span
-from ragsec_core.data.layout import last_line_end, line_end
+from ragsec_core.data.layout import last_line_end, line_end, line_start
 
 # An underline: one punctuation mark, three times or more, alone on its line, under a line whose last
 # characters (as many as the underline has, or fewer) are the title
@@ -43,7 +43,7 @@ def titles(text: str) -> list[Span]:
     start, opening with a capital, a digit or a quotation mark) with the underline below them."""
     found: list[Span] = []
     for m in _UNDERLINE.finditer(text):
-        start = text.rfind("\n", 0, m.start()) + 1
+        start = line_start(text, m.start())
         line = text[start : m.start()].rstrip()
         a = start + max(0, len(line) - len(m.group().strip()))
         while a < start + len(line) and a > start and not text[a - 1].isspace():

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 
 from ragsec_core._util.text import Span
-from ragsec_core.data.layout import last_line_end, own_start, value_end
+from ragsec_core.data.layout import last_line_end, line_start, own_start, value_end
 
 _KEYED = re.compile(r"(?<!\S)\[[A-Z][A-Z0-9]{1,9}-\d{1,6}\][ \t][^\n]{1,200}\n(?:[A-Z][\w ]{0,30}:[^\n]{0,200}\n){1,12}"
                     r"(?:[ \t]*\n)?Description:[ \t]*\n?")
@@ -39,7 +39,7 @@ def tickets(text: str) -> tuple[tuple[Span, bool], ...]:
 def _title_start(text: str, mark: int) -> int:
     """Where a web issue's title, on the line that ends at its number's `mark`, starts: after the line's
     last sentence end before the title's own (the planting glues the title onto the host's sentence)."""
-    return own_start(text, text.rfind("\n", 0, mark) + 1, mark)
+    return own_start(text, line_start(text, mark), mark)
 
 
 def _end(text: str, body: int) -> tuple[int, bool]:

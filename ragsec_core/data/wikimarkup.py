@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 
 from ragsec_core._util.text import Span
-from ragsec_core.data.layout import line_end, value_end
+from ragsec_core.data.layout import line_end, line_start, value_end
 
 _MACROS = ("quote", "panel", "code", "noformat", "info", "note", "tip", "warning", "expand")
 _MACRO = re.compile(rf"\{{(?:{'|'.join(_MACROS)})(?::[^{{}}\n]{{0,200}})?\}}")
@@ -74,8 +74,8 @@ def _unit(text: str, run: list[tuple[int, list[re.Match[str]]]]) -> list[tuple[S
 def _last_end(text: str, marks: list[re.Match[str]]) -> int:
     """Where the unit's last line, whose marks are `marks`, ends (the module's docstring says how)."""
     last = marks[-1]
-    line_start = text.rfind("\n", 0, last.start()) + 1
-    if text[line_start : last.start()].strip() or last.re is _MACRO:  # the mark closes the line's text
+    first = line_start(text, last.start())
+    if text[first : last.start()].strip() or last.re is _MACRO:  # the mark closes the line's text
         return last.end()
     if (emphasis := _EMPHASIS_THEN_CAPITAL.search(text, last.end(), line_end(text, last.end()))) is not None:
         return emphasis.end()
