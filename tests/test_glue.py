@@ -60,12 +60,13 @@ def test_a_lower_case_question_glued_on_opens_a_sentence():
     "It was designed abroad.[citation needed] It was lit.", "**The O.C. Fan Club, Summer Edition!**",
     "The line ends with a soft break.=\nThen goes on.", "See e.g.The Lighthouse Book.",
     'It was lit.else {\n  x = 1\n}', 'note,"He said ""it was lit."""\n1872,"It still stands."',
+    'It was lit. <?xml version="1.0" encoding="UTF-8"?>\n<plist version="1.0">',
 ])
 def test_no_glued_end_where_no_sentence_ends_there(text):
     """An abbreviation, a key at its line's start, a number, a title's "?:", a note mark, an emphasis mark
     that closes its run, a soft line break, a code block's opener with no label ("else {") and a CSV
-    cell's closing quotes (three quotes ending a line, no GraphQL definition under them) hold none: the
-    view is the text."""
+    cell's closing quotes (three quotes ending a line, no GraphQL definition under them) and an XML
+    declaration's closing `?>` hold none: the view is the text."""
     assert glued_ends(text) == () and glued_view(text) == (text, ())
 
 

@@ -1,8 +1,9 @@
-"""Namespaced XML elements inside a passage (data/xmlparts.py): a Word document's paragraphs, their text in
-runs, read as one closed unit with the siblings of their name; their tags are no words (`tags.MARKUP`)."""
+"""XML inside a passage (data/xmlparts.py): a whole document from its prolog to its root element's close,
+and namespaced elements (a Word document's paragraphs, their text in runs), each read as one closed unit, the
+latter with the siblings of their name; their tags are no words (`tags.MARKUP`)."""
 
 from ragsec_core.data.tags import MARKUP, element_end
-from ragsec_core.data.xmlparts import elements
+from ragsec_core.data.xmlparts import documents, elements
 
 from .planted_unit import HOST_AFTER, HOST_BEFORE, assert_planted_unit
 
@@ -31,3 +32,23 @@ def test_an_unprefixed_element_or_an_unclosed_one_is_none():
     assert elements(HOST_BEFORE + "<p>Harbour towers were often designed abroad.</p>" + HOST_AFTER) == ()
     unclosed = PARAGRAPHS[PARAGRAPHS.index("</w:p>") + len("</w:p>") :].removesuffix("</w:p>")
     assert elements(HOST_BEFORE + unclosed + HOST_AFTER) == ()
+
+
+PLIST = ('<?xml version="1.0" encoding="UTF-8"?>\n<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" '
+         '"http://www.apple.com/DTDs/PropertyList-1.0.dtd">\n<plist version="1.0">\n<dict>\n\t<key>Answer</key>\n'
+         "\t<string>The Varnholt one was designed by Mara Eskell in 1871. Her plans were approved.</string>\n"
+         "\t<key>Verified</key>\n\t<true/>\n</dict>\n</plist>")
+
+
+def test_a_document_from_its_declaration_or_its_doctype_is_one_closed_unit():
+    """The declaration's closing `?>` ends no sentence (`glue`), and the root element runs to its close."""
+    assert_planted_unit(PLIST, documents, closed=True)
+    doctype_only = PLIST[PLIST.index("<!DOCTYPE"):]
+    assert_planted_unit(doctype_only, documents, closed=True)
+    commented = PLIST.replace("\n<plist", "\n<!-- exported by kb-sync -->\n<plist")
+    assert_planted_unit(commented, documents, closed=True)
+
+
+def test_no_document_without_a_root_element_that_closes():
+    assert documents(HOST_BEFORE + '<?xml version="1.0"?> is how a file opens.' + HOST_AFTER) == ()
+    assert documents(HOST_BEFORE + PLIST.removesuffix("</plist>") + HOST_AFTER) == ()

@@ -3,12 +3,12 @@
 Each module of `FORMAT_UNITS` reads one family of files as a RAG system's ingestion leaves them inside a
 passage (roff source, a thread's posts, reStructuredText, a change log, an Org outline, a slide, a commit in
 `git log`, an INI or TOML section, a resource bundle or a Terraform block, a POD block, a tracker's ticket,
-a rendered manual page, a namespaced XML element, a crawled web page's text, a chat's or a log's stamped
-lines, AsciiDoc source, an RIS or MARC record, a Jira issue's wiki markup, an HL7 message or a GEDCOM
-record, a Turtle or a GraphQL schema document, a forum post's BBCode) and gives each unit it finds with
-whether the writer closed it: a closed unit ends at a mark of its own, an open one's last line runs to a
-sentence end. `markup` reads them all through `format_units` beside its own marks; a new format's reader
-is added here, not in `markup`.
+a rendered manual page, an XML document or a namespaced XML element, a crawled web page's text, a chat's or
+a log's stamped lines, AsciiDoc source, an RIS or MARC record, a Jira issue's wiki markup or a Redmine
+page's Textile, an HL7 message or a GEDCOM record, a Turtle or a GraphQL schema document, a forum post's
+BBCode, a Dockerfile) and gives each unit it finds with whether the writer closed it: a closed unit ends at
+a mark of its own, an open one's last line runs to a sentence end. `markup` reads them all through
+`format_units` beside its own marks; a new format's reader is added here, not in `markup`.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from collections.abc import Callable
 from ragsec_core._util.text import Span
 from ragsec_core.data.asciidoc import units as asciidoc_units
 from ragsec_core.data.boards import posts
+from ragsec_core.data.builds import dockerfiles
 from ragsec_core.data.catalogue import records as catalogue_records
 from ragsec_core.data.changelogs import entries as changelog_entries
 from ragsec_core.data.commits import commits
@@ -35,13 +36,14 @@ from ragsec_core.data.stamped import excerpts
 from ragsec_core.data.threads import threads
 from ragsec_core.data.tickets import tickets
 from ragsec_core.data.wikimarkup import issues
-from ragsec_core.data.xmlparts import elements
+from ragsec_core.data.wikimarkup import pages as wiki_pages
+from ragsec_core.data.xmlparts import documents, elements
 
 FormatReader = Callable[[str], tuple[tuple[Span, bool], ...]]
 FORMAT_UNITS: tuple[FormatReader, ...] = (sources, threads, rst_units, changelog_entries, org_entries, slides,
                                           commits, sections, pod_blocks, tickets, pages,
-                                          elements, scraped_pages, excerpts, asciidoc_units, catalogue_records, issues,
-                                          messages, blocks, graphs, posts)
+                                          documents, elements, scraped_pages, excerpts, asciidoc_units, catalogue_records, issues,
+                                          messages, blocks, graphs, posts, dockerfiles, wiki_pages)
 
 
 def format_units(text: str) -> tuple[tuple[Span, bool], ...]:

@@ -19,7 +19,7 @@ case, "….how many episodes …"; no domain ends in one), a commit's hash line,
 package line, a Jira heading's `h3. ` (`wikimarkup.HEADING`), a Terraform block's labelled opening line
 (`configs.LABELLED_BLOCK`: "….variable "…" {") or a GraphQL definition's opening line or its description's
 opening quotes (`graphs.DEFINITION`, `graphs.BLOCK_DESCRIPTION`: "….type Query {", "…." and three quotes
-ending the line). "U.S.A", "3.14", "….[5]" and an ellipsis hold none, nor
+ending the line). "U.S.A", "3.14", "….[5]", an ellipsis and an XML declaration's closing `?>` hold none, nor
 does a word that ends no sentence (`_ends_sentence`: a key's "faq." at its line's start, an abbreviation's
 "no.", "e.g.", a URL's path).
 """
@@ -52,13 +52,20 @@ _LAST_WORD = re.compile(r"(?:[A-Za-z]{3}|[)\]'\"\u2019\u201d])[.!?]\Z")
 def glued_ends(text: str) -> tuple[int, ...]:
     """Where the text's glued sentence ends (`_GLUED`) end, the offsets right after them, where a sentence's
     last word stands before the mark (`_ends_sentence`)."""
-    return tuple(m.start() for m in _GLUED.finditer(text) if _ends_sentence(text, m.start()) and not _closes(text, m.start()))
+    return tuple(m.start() for m in _GLUED.finditer(text)
+                 if _ends_sentence(text, m.start()) and not _closes(text, m.start()) and not _ends_instruction(text, m.start()))
 
 
 def _closes(text: str, i: int) -> bool:
     """Whether the emphasis mark at `i` closes a run its line opened ("**The O.C. Fan Club, Summer
     Edition!**"), as an Org heading's stars or a list's bullet do not."""
     return text[i] in _EMPHASIS and text[i] in text[line_start(text, i) : i]
+
+
+def _ends_instruction(text: str, i: int) -> bool:
+    """Whether the `?` before `i` and the `>` at it close a processing instruction its line opened (an XML
+    declaration's `<?xml version="1.0" encoding="UTF-8"?>`), which ends no sentence."""
+    return text[i - 1 : i + 1] == "?>" and "<?" in text[line_start(text, i) : i]
 
 
 def _ends_sentence(text: str, i: int) -> bool:

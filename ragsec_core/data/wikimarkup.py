@@ -1,4 +1,5 @@
-"""An issue tracker's wiki markup inside a passage, read as one unit: a Jira issue's description or comment.
+"""An issue tracker's wiki markup inside a passage, read as one unit: a Jira issue's description or
+comment, a Redmine wiki page's Textile.
 
 A RAG system over a team's tracker holds issues as Jira writes them: `h3.` headings, `{quote}` and
 `{panel:title=…}` blocks (a macro's opening and closing lines), `[~user]` mentions, `[text|url]` links and
@@ -13,6 +14,13 @@ where that mark follows the line's text (a reviewer's mention, a link, a closing
 glued on after it stay out); where the line's text follows its mark (a status line's "(/) Resolved in
 *kb-2025.8*"), at its first emphasis that a capitalised word follows, else before the first word that
 opens a sentence, else at its first sentence end (`layout.value_end`).
+
+Redmine's Textile marks blocks rather than lines: a signature opens one (`h2. `, `bq. `, `p. `), a list's
+items open with `# ` or `* `, and a line may be wholly bold (`*…*`), wholly emphasised (`_…_`) or a link
+(`"text":url`); blocks stand one blank line apart. So a run of `_LEAST_BLOCKS` or more such blocks
+(`pages`), opened by a signature or a bold line, a plain paragraph only right under a heading, is one
+unit. It is closed where its last block is a bold or emphasised line or a link (an update line, a source
+link), which ends at that mark's own end; else its last line runs to its first sentence end.
 """
 
 from __future__ import annotations
@@ -20,7 +28,7 @@ from __future__ import annotations
 import re
 
 from ragsec_core._util.text import Span
-from ragsec_core.data.layout import line_end, line_start, value_end
+from ragsec_core.data.layout import first_end, line_end, line_start, value_end
 
 _MACROS = ("quote", "panel", "code", "noformat", "info", "note", "tip", "warning", "expand")
 _MACRO = re.compile(rf"\{{(?:{'|'.join(_MACROS)})(?::[^{{}}\n]{{0,200}})?\}}")
@@ -34,6 +42,17 @@ _WEAK = (_MENTION, _LINK, _ICON)
 _EMPHASIS_THEN_CAPITAL = re.compile(r"(?<!\S)[*_][^*_\n]{1,80}[*_](?=[ \t]+[A-Z])")
 _MOST_BETWEEN = 8
 _LEAST_MARKED = 2
+# Textile's blocks (`pages`): a signature's block, the opener of a page (a signature, or a bold line ending its
+# line, maybe glued after the host's sentence), a list's lines, and the lines that close a page (wholly bold or
+# emphasised, or a link), each matched from a line's start
+_SIGNATURE_MARK = r"(?:h[1-6]|bq|p|bc|pre|fn\d{1,3})(?:\([^()\n]{0,40}\))?\."  # `h2.`, `bq.`, `p(note).`
+_SIGNATURE = re.compile(rf"{_SIGNATURE_MARK}[ \t]+\S")
+_BLOCK_MARK = re.compile(rf"(?:{_SIGNATURE_MARK}|[#*]{{1,3}})[ \t]+")  # a signature's or a list item's mark
+_PAGE_OPEN = re.compile(r"(?<!\S)(?:(?:h[1-6]|bq)\.[ \t]+\S|\*[^*\s][^*\n]{0,200}\*[ \t]*\n)")
+_ITEM = re.compile(r"[#*]{1,3}[ \t]+\S")
+_CLOSING_LINE = re.compile(r"\*[^*\s][^*\n]{0,200}\*(?=[ \t]|$)|_[^_\s][^_\n]{0,200}_(?=[ \t]|$)|\"[^\"\n]{1,80}\":[a-z]+://\S+")
+_LEAST_BLOCKS = 3
+_MOST_BLOCKS = 12
 
 
 def issues(text: str) -> tuple[tuple[Span, bool], ...]:
@@ -80,3 +99,52 @@ def _last_end(text: str, marks: list[re.Match[str]]) -> int:
     if (emphasis := _EMPHASIS_THEN_CAPITAL.search(text, last.end(), line_end(text, last.end()))) is not None:
         return emphasis.end()
     return value_end(text, last.end())
+
+
+def pages(text: str) -> tuple[tuple[Span, bool], ...]:
+    """The text's Textile pages: runs of `_LEAST_BLOCKS` or more Textile blocks one blank line apart, from
+    the page's opener (`_PAGE_OPEN`) to its last block's end (`_page_end`); closed where a closing line
+    (`_CLOSING_LINE`) ends it."""
+    found: list[tuple[Span, bool]] = []
+    for m in _PAGE_OPEN.finditer(text):
+        if found and m.start() < found[-1][0][1]:
+            continue
+        blocks = _blocks(text, m.start())
+        if len(blocks) >= _LEAST_BLOCKS:
+            found.append(_page_end(text, m.start(), blocks[-1]))
+    return tuple(found)
+
+
+def _blocks(text: str, start: int) -> list[Span]:
+    """The Textile blocks from `start` on, each its lines up to a blank line: while each is a signature's
+    block, a list, a closing line, or a plain paragraph right under a heading; after a closing line, none."""
+    blocks: list[Span] = []
+    i, heading = start, False
+    while i < len(text) and len(blocks) < _MOST_BLOCKS:
+        end = text.find("\n\n", i)
+        end = len(text) if end < 0 else end
+        first = text[i:line_end(text, i)]
+        lines = text[i:end].split("\n")
+        closing = _CLOSING_LINE.match(first) is not None and len(lines) == 1
+        if not (_SIGNATURE.match(first) or closing or (blocks and heading)
+                or all(_ITEM.match(line) for line in lines) or (not blocks and _PAGE_OPEN.match(text, i))):
+            break
+        blocks.append((i, end))
+        heading = re.match(r"h[1-6]\.", first) is not None
+        if closing and blocks[1:]:
+            break
+        i = end + 2
+        if text[i:i + 1].isspace():
+            break
+    return blocks
+
+
+def _page_end(text: str, start: int, last: Span) -> tuple[Span, bool]:
+    """The page from `start` with its last block `last`: closed at a closing line's own end, else open to
+    its last line's first sentence end after its block's mark."""
+    closing = _CLOSING_LINE.match(text, last[0])
+    if closing is not None:
+        return (start, closing.end()), True
+    line = line_start(text, last[1])
+    mark = _BLOCK_MARK.match(text, line)  # a signature's dot ends no sentence
+    return (start, first_end(text, line if mark is None else mark.end(), last[1])), False

@@ -1,5 +1,6 @@
-"""Elements of a namespaced XML store inside a passage, read as units: an element whose name carries a
-namespace prefix, from its opening tag to its close, with the siblings of its name right after it.
+"""XML inside a passage, read as units: a whole document from its prolog to its root element's close, and
+an element whose name carries a namespace prefix, from its opening tag to its close, with the siblings of
+its name right after it.
 
 A RAG system that indexes office documents or feeds through an XML extractor holds their markup: a Word
 document's `document.xml` keeps each paragraph as a `<w:p>` element whose text sits in runs (`<w:r><w:t>`),
@@ -7,7 +8,11 @@ cut wherever the formatting or an editing session changed. The tags are no words
 sentence split still runs the last paragraph's close into the host's next sentence, and a paragraph's text
 cut into runs reads as one sentence only between its tags. So a namespaced element (`w:p`, `w:document`),
 at a sentence boundary, with the elements of its name that follow it (only spaces between), is one closed
-unit; HTML's unprefixed elements keep the element rule of the boundary (`splice`).
+unit; HTML's unprefixed elements keep the element rule of the boundary (`splice`). A whole XML file (an
+app bundle's property list, a settings file) opens with a prolog, an XML declaration (`<?xml …?>`) or a
+document type (`<!DOCTYPE …>`), which are no tags of `tags.MARKUP`: the split reads "DOCTYPE plist PUBLIC
+…" as words and cuts the root element's strings at their full stops. So the prolog, with the comments in
+it, and the root element after it to its close are one closed unit (`documents`).
 """
 
 from __future__ import annotations
@@ -15,9 +20,25 @@ from __future__ import annotations
 import re
 
 from ragsec_core._util.text import Span
-from ragsec_core.data.tags import PREFIXED_NAME, element_end
+from ragsec_core.data.tags import PREFIXED_NAME, TAG_NAME, element_end
 
 _OPENING = re.compile(rf"(?<![^\s])<({PREFIXED_NAME})(?:\s[^<>]*)?>")
+# an XML file's prolog: its declaration or its document type first, then either of them and comments
+_PROLOG_PART = r"<\?xml\s[^<>]{0,300}\?>|<!DOCTYPE\s[^<>]{1,300}>"
+_PROLOG = re.compile(rf"(?<![^\s])(?:{_PROLOG_PART})(?:\s*(?:{_PROLOG_PART}|<!--.{{0,300}}?-->))*\s*(?=<{TAG_NAME}[\s/>])", re.S)
+
+
+def documents(text: str) -> tuple[tuple[Span, bool], ...]:
+    """The text's XML documents, each closed: from its prolog (`_PROLOG`) to the close of the root element
+    right after it; none where that element does not close in the text."""
+    found: list[tuple[Span, bool]] = []
+    for m in _PROLOG.finditer(text):
+        if found and m.start() < found[-1][0][1]:
+            continue
+        end = element_end(text, m.end())
+        if end is not None:
+            found.append(((m.start(), end), True))
+    return tuple(found)
 
 
 def elements(text: str) -> tuple[tuple[Span, bool], ...]:
