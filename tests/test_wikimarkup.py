@@ -45,8 +45,9 @@ LISTED = ("*Who designed the Varnholt lighthouse?*\n\n# The Varnholt one was des
 def test_a_textile_page_closed_by_a_link_or_an_update_line_is_one_closed_unit():
     for page in (HEADED, LISTED):
         assert_planted_unit(page, pages, closed=True)
-        text = HOST_BEFORE + page + " Edsel Records kept the plans until 1902."
-        assert pages(text) == (((len(HOST_BEFORE), len(HOST_BEFORE) + len(page)), True),)
+        for after in (" Edsel Records kept the plans until 1902.", "\nEdsel Records kept the plans.\nIt was lit in 1872."):
+            text = HOST_BEFORE + page + after  # the host's sentence glued on, or on the lines right below
+            assert pages(text) == (((len(HOST_BEFORE), len(HOST_BEFORE) + len(page)), True),)
 
 
 def test_a_page_with_no_closing_line_is_open_and_prose_after_a_blank_line_is_not_its():
@@ -55,6 +56,12 @@ def test_a_page_with_no_closing_line_is_open_and_prose_after_a_blank_line_is_not
     text = HOST_BEFORE + page + "\n\nEdsel Records kept the plans until 1902. It was lit in 1872."
     assert pages(text) == () and pages(HOST_BEFORE + HEADED.rsplit("\n\n", 1)[0] + HOST_AFTER) == (
         ((len(HOST_BEFORE), len(HOST_BEFORE) + len(HEADED.rsplit("\n\n", 1)[0])), False),)
+
+
+def test_a_paragraph_that_opens_with_a_bold_word_closes_no_page():
+    """`*Note:* the Varnholt one …` under the heading is a paragraph, not a bold line: the page goes on."""
+    page = HEADED.replace("\n\nThe Varnholt one", "\n\n*Note:* the Varnholt one")
+    assert pages(HOST_BEFORE + page + HOST_AFTER) == (((len(HOST_BEFORE), len(HOST_BEFORE) + len(page)), True),)
 
 
 def test_no_page_of_fewer_than_three_blocks_or_of_plain_paragraphs():

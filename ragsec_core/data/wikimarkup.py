@@ -50,7 +50,10 @@ _SIGNATURE = re.compile(rf"{_SIGNATURE_MARK}[ \t]+\S")
 _BLOCK_MARK = re.compile(rf"(?:{_SIGNATURE_MARK}|[#*]{{1,3}})[ \t]+")  # a signature's or a list item's mark
 _PAGE_OPEN = re.compile(r"(?<!\S)(?:(?:h[1-6]|bq)\.[ \t]+\S|\*[^*\s][^*\n]{0,200}\*[ \t]*\n)")
 _ITEM = re.compile(r"[#*]{1,3}[ \t]+\S")
-_CLOSING_LINE = re.compile(r"\*[^*\s][^*\n]{0,200}\*(?=[ \t]|$)|_[^_\s][^_\n]{0,200}_(?=[ \t]|$)|\"[^\"\n]{1,80}\":[a-z]+://\S+")
+# a closing line's mark ends its line, or the host's words glued on after it open with no lower-case letter
+# (a paragraph that opens with a bold word goes on in lower case: "*Note:* the plans …")
+_CLOSING_LINE = re.compile(r"(?:\*[^*\s][^*\n]{0,200}\*|_[^_\s][^_\n]{0,200}_|\"[^\"\n]{1,80}\":[a-z]+://\S+)"
+                           r"(?=[ \t]*(?:\n|$)|[ \t]+[^a-z\s])")
 _LEAST_BLOCKS = 3
 _MOST_BLOCKS = 12
 
@@ -117,7 +120,8 @@ def pages(text: str) -> tuple[tuple[Span, bool], ...]:
 
 def _blocks(text: str, start: int) -> list[Span]:
     """The Textile blocks from `start` on, each its lines up to a blank line: while each is a signature's
-    block, a list, a closing line, or a plain paragraph right under a heading; after a closing line, none."""
+    block, a list or a plain paragraph right under a heading, to a closing line, which ends the page
+    whatever lines follow it (the host's, where the planting put it on the next line)."""
     blocks: list[Span] = []
     i, heading = start, False
     while i < len(text) and len(blocks) < _MOST_BLOCKS:
@@ -125,14 +129,14 @@ def _blocks(text: str, start: int) -> list[Span]:
         end = len(text) if end < 0 else end
         first = text[i:line_end(text, i)]
         lines = text[i:end].split("\n")
-        closing = _CLOSING_LINE.match(first) is not None and len(lines) == 1
-        if not (_SIGNATURE.match(first) or closing or (blocks and heading)
-                or all(_ITEM.match(line) for line in lines) or (not blocks and _PAGE_OPEN.match(text, i))):
+        if blocks and _CLOSING_LINE.match(first):  # a closing line ends the page, whatever lines follow it
+            blocks.append((i, line_end(text, i)))
+            break
+        if not (_SIGNATURE.match(first) or (blocks and heading) or all(_ITEM.match(line) for line in lines)
+                or (not blocks and _PAGE_OPEN.match(text, i))):
             break
         blocks.append((i, end))
         heading = re.match(r"h[1-6]\.", first) is not None
-        if closing and blocks[1:]:
-            break
         i = end + 2
         if text[i:i + 1].isspace():
             break
