@@ -10,8 +10,10 @@ from __future__ import annotations
 import html
 import re
 import unicodedata
+from collections.abc import Callable
 
 Span = tuple[int, int]  # a half-open (start, end) character interval of a text
+Unit = tuple[Span, bool]  # a format's unit in a text, with whether its writer closed it (`data/formats.py`)
 
 _HIDDEN_CATEGORIES = {"Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp"}
 
@@ -145,3 +147,16 @@ def black_box_text(question: str, adv: str) -> str:
     """PoisonedRAG's black-box form: the question as a sentence of its own (retrieval bait), then the
     adversarial text."""
     return f"{bare_question(question)}. {adv}"
+
+
+def outermost(pattern: re.Pattern[str], text: str, read: Callable[[str, re.Match[str]], Unit | None]) -> tuple[Unit, ...]:
+    """The units that `read` makes of the pattern's matches in the text (None: no unit there), outermost
+    only: a match that opens inside the unit found before it is that unit's (a nested block, a paragraph of
+    a document), not one of its own. The format readers share it."""
+    found: list[Unit] = []
+    for m in pattern.finditer(text):
+        if found and m.start() < found[-1][0][1]:
+            continue
+        if (unit := read(text, m)) is not None:
+            found.append(unit)
+    return tuple(found)

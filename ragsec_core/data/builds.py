@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from ragsec_core._util.text import Span
+from ragsec_core._util.text import Unit, outermost
 from ragsec_core.data.configs import heredoc_end
 from ragsec_core.data.layout import MOST_LINES, line_end, opener_cut, value_end
 
@@ -29,17 +29,16 @@ _CAPITAL_AFTER = re.compile(r"[ \t]+[\"\u201c]?[A-Z]")
 _QUOTED = re.compile(r"""(?<![^\s=])(?:"(?:[^"\\\n]|\\.)*"|'[^'\n]*')""")  # a quoted word: a label's value, a RUN's word
 
 
-def dockerfiles(text: str) -> tuple[tuple[Span, bool], ...]:
+def dockerfiles(text: str) -> tuple[Unit, ...]:
     """The text's Dockerfiles with an instruction after `FROM`, each closed: from the comment lines above
     `FROM` to the end of its last instruction (`_last_instruction`, `_instruction_end`)."""
-    found: list[tuple[Span, bool]] = []
-    for m in _FROM.finditer(text):
-        if found and m.start() < found[-1][0][1]:
-            continue
-        last = _last_instruction(text, m.end())
-        if last is not None:
-            found.append(((m.start(), _instruction_end(text, last)), True))
-    return tuple(found)
+    return outermost(_FROM, text, _dockerfile)
+
+
+def _dockerfile(text: str, opener: re.Match[str]) -> Unit | None:
+    """The Dockerfile that `opener` (its `FROM` line with the comments above) opens, or None."""
+    last = _last_instruction(text, opener.end())
+    return None if last is None else ((opener.start(), _instruction_end(text, last)), True)
 
 
 def _last_instruction(text: str, i: int) -> int | None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from ragsec_core._util.text import Span
+from ragsec_core._util.text import Span, Unit, outermost
 from ragsec_core.data.layout import MOST_LINES, first_end, line_end, line_start, opener_cut, raised_opener_cut
 
 _HEADER = re.compile(r"(?<!\S)\[(\[)?[A-Za-z0-9_][^\[\]\n]{0,60}\](?(1)\])[ \t]*\n")  # TOML's `[[answers]]` too
@@ -63,13 +63,13 @@ def blocks(text: str) -> tuple[tuple[Span, bool], ...]:
     deeper or blank and one of them an attribute (`key = …`; a CSS rule's `color: red;` is none), but a
     heredoc's text (`<<EOT` … `EOT`), read to its marker. An outer block holds its nested ones (`tags = {`
     … `}`), which end at their own indent."""
-    found: list[tuple[Span, bool]] = []
-    for m in _BLOCK_OPEN.finditer(text):
-        if found and m.start() < found[-1][0][1]:
-            continue
-        if (end := brace_body_end(text, m, _ATTRIBUTE, heredocs=True)) is not None:
-            found.append(((m.start(), end), True))
-    return tuple(found)
+    return outermost(_BLOCK_OPEN, text, _block)
+
+
+def _block(text: str, opener: re.Match[str]) -> Unit | None:
+    """The Terraform block that `opener` opens, closed at its body's brace (`brace_body_end`), or None."""
+    end = brace_body_end(text, opener, _ATTRIBUTE, heredocs=True)
+    return None if end is None else ((opener.start(), end), True)
 
 
 def brace_body_end(text: str, opener: re.Match[str], counted: re.Pattern[str], *, heredocs: bool = False) -> int | None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ragsec_core._util.text import Span
+from ragsec_core._util.text import Unit
 from ragsec_core.data.asciidoc import units as asciidoc_units
 from ragsec_core.data.boards import posts
 from ragsec_core.data.builds import dockerfiles
@@ -39,14 +39,14 @@ from ragsec_core.data.wikimarkup import issues
 from ragsec_core.data.wikimarkup import pages as wiki_pages
 from ragsec_core.data.xmlparts import documents, elements
 
-FormatReader = Callable[[str], tuple[tuple[Span, bool], ...]]
+FormatReader = Callable[[str], tuple[Unit, ...]]
 FORMAT_UNITS: tuple[FormatReader, ...] = (sources, threads, rst_units, changelog_entries, org_entries, slides,
                                           commits, sections, pod_blocks, tickets, pages,
                                           documents, elements, scraped_pages, excerpts, asciidoc_units, catalogue_records, issues,
                                           messages, blocks, graphs, posts, dockerfiles, wiki_pages)
 
 
-def format_units(text: str) -> tuple[tuple[Span, bool], ...]:
+def format_units(text: str) -> tuple[Unit, ...]:
     """Every unit the readers of `FORMAT_UNITS` find in the text, each with whether it is closed, in the
     registry's order (`markup` sorts them with its own)."""
     return tuple(unit for read in FORMAT_UNITS for unit in read(text))

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from ragsec_core._util.text import Span
+from ragsec_core._util.text import Span, Unit, outermost
 from ragsec_core.data.configs import brace_body_end
 from ragsec_core.data.layout import MOST_LINES, line_end
 
@@ -41,14 +41,13 @@ def turtle(text: str) -> tuple[tuple[Span, bool], ...]:
     """Each Turtle document: from its first prefix line to the ` .` that ends its last statement, where the
     statements that follow the prefix lines (one at least) stop: at a line no statement opens, or where the
     host's words follow a statement's ` .` on its line."""
-    found: list[tuple[Span, bool]] = []
-    for m in _PREFIX.finditer(text):
-        if found and m.start() < found[-1][0][1]:
-            continue
-        end = _statements_end(text, m.start())
-        if end is not None:
-            found.append(((m.start(), end), True))
-    return tuple(found)
+    return outermost(_PREFIX, text, _turtle_document)
+
+
+def _turtle_document(text: str, prefix: re.Match[str]) -> Unit | None:
+    """The Turtle document that `prefix` (its first prefix line) opens, or None where no statement follows."""
+    end = _statements_end(text, prefix.start())
+    return None if end is None else ((prefix.start(), end), True)
 
 
 def _statements_end(text: str, start: int) -> int | None:
@@ -99,18 +98,18 @@ def _scan(line: str, state: str) -> tuple[str, list[int]]:
 def schema(text: str) -> tuple[tuple[Span, bool], ...]:
     """Each GraphQL document: from the first definition's description (or its opener) to the `}` that
     closes the last of the definitions that follow one another, blank lines and descriptions between."""
-    found: list[tuple[Span, bool]] = []
-    for m in _OPENER.finditer(text):
-        if found and m.start() < found[-1][0][1]:
-            continue
-        end = brace_body_end(text, m, _FIELD)
-        if end is None:
-            continue
-        start = _described_from(text, m.start())
-        while (nxt := _next_definition(text, end)) is not None and (more := brace_body_end(text, nxt, _FIELD)) is not None:
-            end = more
-        found.append(((start, end), True))
-    return tuple(found)
+    return outermost(_OPENER, text, _schema_document)
+
+
+def _schema_document(text: str, opener: re.Match[str]) -> Unit | None:
+    """The GraphQL document whose first definition `opener` opens, from its description over the
+    definitions that follow (`_next_definition`), or None where the first has no body."""
+    end = brace_body_end(text, opener, _FIELD)
+    if end is None:
+        return None
+    while (nxt := _next_definition(text, end)) is not None and (more := brace_body_end(text, nxt, _FIELD)) is not None:
+        end = more
+    return (_described_from(text, opener.start()), end), True
 
 
 def _described_from(text: str, opener: int) -> int:

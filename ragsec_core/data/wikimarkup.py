@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 
-from ragsec_core._util.text import Span
+from ragsec_core._util.text import Span, Unit, outermost
 from ragsec_core.data.layout import first_end, line_end, line_start, value_end
 
 _MACROS = ("quote", "panel", "code", "noformat", "info", "note", "tip", "warning", "expand")
@@ -104,18 +104,17 @@ def _last_end(text: str, marks: list[re.Match[str]]) -> int:
     return value_end(text, last.end())
 
 
-def pages(text: str) -> tuple[tuple[Span, bool], ...]:
+def pages(text: str) -> tuple[Unit, ...]:
     """The text's Textile pages: runs of `_LEAST_BLOCKS` or more Textile blocks one blank line apart, from
     the page's opener (`_PAGE_OPEN`) to its last block's end (`_page_end`); closed where a closing line
     (`_CLOSING_LINE`) ends it."""
-    found: list[tuple[Span, bool]] = []
-    for m in _PAGE_OPEN.finditer(text):
-        if found and m.start() < found[-1][0][1]:
-            continue
-        blocks = _blocks(text, m.start())
-        if len(blocks) >= _LEAST_BLOCKS:
-            found.append(_page_end(text, m.start(), blocks[-1]))
-    return tuple(found)
+    return outermost(_PAGE_OPEN, text, _page)
+
+
+def _page(text: str, opener: re.Match[str]) -> Unit | None:
+    """The Textile page that `opener` opens, where it has `_LEAST_BLOCKS` blocks (`_blocks`), or None."""
+    blocks = _blocks(text, opener.start())
+    return _page_end(text, opener.start(), blocks[-1]) if len(blocks) >= _LEAST_BLOCKS else None
 
 
 def _blocks(text: str, start: int) -> list[Span]:
@@ -143,7 +142,7 @@ def _blocks(text: str, start: int) -> list[Span]:
     return blocks
 
 
-def _page_end(text: str, start: int, last: Span) -> tuple[Span, bool]:
+def _page_end(text: str, start: int, last: Span) -> Unit:
     """The page from `start` with its last block `last`: closed at a closing line's own end, else open to
     its last line's first sentence end after its block's mark."""
     closing = _CLOSING_LINE.match(text, last[0])

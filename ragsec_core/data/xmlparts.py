@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from ragsec_core._util.text import Span
+from ragsec_core._util.text import Span, Unit, outermost
 from ragsec_core.data.tags import PREFIXED_NAME, TAG_NAME, element_end
 
 _OPENING = re.compile(rf"(?<![^\s])<({PREFIXED_NAME})(?:\s[^<>]*)?>")
@@ -31,27 +31,25 @@ _PROLOG = re.compile(rf"(?<![^\s])(?:{_PROLOG_PART})(?:\s*(?:{_PROLOG_PART}|<!--
 def documents(text: str) -> tuple[tuple[Span, bool], ...]:
     """The text's XML documents, each closed: from its prolog (`_PROLOG`) to the close of the root element
     right after it; none where that element does not close in the text."""
-    found: list[tuple[Span, bool]] = []
-    for m in _PROLOG.finditer(text):
-        if found and m.start() < found[-1][0][1]:
-            continue
-        end = element_end(text, m.end())
-        if end is not None:
-            found.append(((m.start(), end), True))
-    return tuple(found)
+    return outermost(_PROLOG, text, _document)
+
+
+def _document(text: str, prolog: re.Match[str]) -> Unit | None:
+    """The document that `prolog` opens, to its root element's close, or None where it does not close."""
+    end = element_end(text, prolog.end())
+    return None if end is None else ((prolog.start(), end), True)
 
 
 def elements(text: str) -> tuple[tuple[Span, bool], ...]:
     """The namespaced elements of the text that close, each with the siblings of its name right after it
     (`_siblings`), closed; outermost only (a paragraph inside a document is the document's)."""
-    found: list[tuple[Span, bool]] = []
-    for m in _OPENING.finditer(text):
-        if found and m.start() < found[-1][0][1]:
-            continue
-        end = element_end(text, m.start())
-        if end is not None:
-            found.append(((m.start(), _siblings(text, end, m.group(1))), True))
-    return tuple(found)
+    return outermost(_OPENING, text, _element)
+
+
+def _element(text: str, opening: re.Match[str]) -> Unit | None:
+    """The element that `opening` opens with its siblings (`_siblings`), or None where it does not close."""
+    end = element_end(text, opening.start())
+    return None if end is None else ((opening.start(), _siblings(text, end, opening.group(1))), True)
 
 
 def _siblings(text: str, end: int, name: str) -> int:
