@@ -44,11 +44,11 @@ def glued_salad(text: str, sent: Span, anchor: str, query: str) -> Span | None:
     return best if aimed(set(tokenize(text[best[0] : best[1]])), query) else None
 
 
-def salad_after(texts: list[str], hi: int) -> int:
-    """The block's last sentence once keyword stuffing that starts within `SALAD_REACH` sentences after it
-    is taken in: planted text is contiguous, so the sentences between the claim and the stuffing are
-    planted too. A salad run goes on over fragments of any length without function words."""
-    start = next((k for k in range(hi + 1, min(len(texts), hi + 1 + SALAD_REACH)) if is_word_salad(texts[k])), None)
+def salad_after(texts: list[str], hi: int, reach: int = SALAD_REACH) -> int:
+    """The block's last sentence once keyword stuffing that starts within `reach` sentences after it is
+    taken in: planted text is contiguous, so the sentences between the claim and the stuffing are planted
+    too. A salad run goes on over fragments of any length without function words."""
+    start = next((k for k in range(hi + 1, min(len(texts), hi + 1 + reach)) if is_word_salad(texts[k])), None)
     if start is None:
         return hi
     end = start

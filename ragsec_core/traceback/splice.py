@@ -28,7 +28,7 @@ from ragsec_core.data.spans import Span, find_ci, is_query_bait, query_share, se
 from ragsec_core.data.tags import element_end, opens_hidden
 from ragsec_core.data.trace import contains_norm
 from ragsec_core.traceback.marks import authors_mark, bait_need, quotes_query
-from ragsec_core.traceback.salad import glued_salad, is_word_salad, salad_after, salad_before, stuffed
+from ragsec_core.traceback.salad import SALAD_REACH, glued_salad, is_word_salad, salad_after, salad_before, stuffed
 
 LEAD_WORDS = 8  # a sentence opening with a bait run within this many words is bait
 PREFIX_TAIL = 2  # words between a prefix run and the capitalised clause start it is glued to
@@ -113,7 +113,8 @@ def region(text: str, seed: Span, anchor: str, query: str) -> Span:
     after the unbroken run of sentences from the claim on that state the event string, takes one sentence
     that mostly repeats the query or restates the claim (`_restates`), both stopped by a unit the writer
     closed (`markup.closed_units`: a JSON record, a table, code), and keyword salad on either
-    side (`salad_after`, `salad_before`); a block that opens an element (a hidden one, a page's section)
+    side (`salad_after`, `salad_before`; past a closed unit only over the closed units after it,
+    `_closed_reach`); a block that opens an element (a hidden one, a page's section)
     runs at least to where the element closes (`tags.element_end`). Without a sentence that states the
     event string, the block grows from the sentence that holds `seed` (the replay's causal span)."""
     sents = sentence_spans(text)
@@ -150,12 +151,25 @@ def region(text: str, seed: Span, anchor: str, query: str) -> Span:
     if hi + 1 < len(sents) and sents[hi] not in closed and (is_query_bait(texts[hi + 1], query)
                                                            or _restates(text, sents[hi + 1], anchor, runs)):
         hi += 1
-    hi = salad_after(texts, hi)
+    hi = salad_after(texts, hi, reach=_closed_reach(sents, closed, hi))
     if (close := element_end(text, begin)) is not None:  # an element the block opens is all its writer's
         hi = max(hi, max(k for k, (a, _) in enumerate(sents) if a < close))
     at = next((k for k, (_, b) in enumerate(sents) if b > begin), start)
     first = salad_before(texts, at)
     return (sents[first][0] if first < at else begin, sents[hi][1])
+
+
+def _closed_reach(sents: list[Span], closed: set[Span], hi: int) -> int:
+    """How many sentences past the block's last one `salad_after` looks for stuffing: `SALAD_REACH`, but
+    past a unit its writer closed only over the closed units right after it and one sentence more. Planted
+    text is contiguous, and a writer's records may follow one another (a chat export's JSON lines), but
+    the host's prose that runs on past a closed unit (its list's next items) is not reached across."""
+    if sents[hi] not in closed:
+        return SALAD_REACH
+    k = hi + 1
+    while k < len(sents) and sents[k] in closed:
+        k += 1
+    return min(SALAD_REACH, k - hi)
 
 
 def _led(text: str, sents: list[Span], units: set[Span], runs: list[BaitRun], start: tuple[int, str]) -> bool:
