@@ -17,7 +17,7 @@ import re
 
 from ragsec_core._util.text import Unit, outermost
 from ragsec_core.data.configs import heredoc_end
-from ragsec_core.data.layout import MOST_LINES, line_end, opener_cut, value_end
+from ragsec_core.data.layout import MOST_LINES, line_end, line_start, opener_cut, value_end
 
 _KEYWORDS = ("FROM|ARG|ENV|LABEL|RUN|COPY|ADD|WORKDIR|USER|EXPOSE|VOLUME|ENTRYPOINT|CMD|HEALTHCHECK|SHELL|"
              "STOPSIGNAL|ONBUILD|MAINTAINER")
@@ -59,7 +59,7 @@ def _last_instruction(text: str, i: int) -> int | None:
             last, continued, blanks = i, line.rstrip().endswith("\\"), 0
             if (heredoc := _HEREDOC.search(line)) is not None:
                 stop = heredoc_end(text, stop + 1, heredoc.group(2)) - 1
-                last = text.rfind("\n", 0, stop) + 1
+                last = line_start(text, stop)
         elif line.lstrip().startswith("#"):
             blanks = 0
         else:

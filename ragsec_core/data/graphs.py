@@ -18,7 +18,7 @@ import re
 
 from ragsec_core._util.text import Span, Unit, outermost
 from ragsec_core.data.configs import brace_body_end
-from ragsec_core.data.layout import MOST_LINES, line_end
+from ragsec_core.data.layout import MOST_LINES, line_end, line_start
 
 _PREFIX = re.compile(r"(?<!\S)(?:@prefix|@base)[ \t]+[^\n]{0,300}\.[ \t]*(?:\n|$)|(?<!\S)(?:PREFIX|BASE)[ \t][^\n]{1,300}>[ \t]*\n")
 _STATEMENT_LEVEL = re.compile(r"(?:@prefix|@base|PREFIX|BASE)[ \t]|[A-Za-z_][\w.-]{0,40}:|<|_:|\[|\(|#")  # what opens a line between statements
@@ -115,7 +115,7 @@ def _schema_document(text: str, opener: re.Match[str]) -> Unit | None:
 def _described_from(text: str, opener: int) -> int:
     """Where the definition opening at `opener` starts: at its description right above it, if any (a quoted
     line, or a block string whose opening quotes end a line, maybe after the host's sentence)."""
-    above = text.rfind("\n", 0, max(0, opener - 1)) + 1
+    above = line_start(text, max(0, opener - 1))
     if text[above:opener].strip() != '"""':
         quoted = _DESCRIBED.match(text, above)
         return above if quoted and quoted.end() == opener else opener
@@ -123,7 +123,7 @@ def _described_from(text: str, opener: int) -> int:
     for _ in range(MOST_LINES):
         if start == 0:
             return opener
-        start = text.rfind("\n", 0, start - 1) + 1
+        start = line_start(text, start - 1)
         line = text[start : line_end(text, start)]
         if line.rstrip().endswith('"""'):
             at = start + line.rstrip().rindex('"""')

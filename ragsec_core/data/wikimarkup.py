@@ -45,14 +45,15 @@ _LEAST_MARKED = 2
 # Textile's blocks (`pages`): a signature's block, the opener of a page (a signature, or a bold line ending its
 # line, maybe glued after the host's sentence), a list's lines, and the lines that close a page (wholly bold or
 # emphasised, or a link), each matched from a line's start
+_BOLD_LINE = r"\*[^*\s][^*\n]{0,200}\*"  # a line wholly bold: a page's opener, or its closing line
 _SIGNATURE_MARK = r"(?:h[1-6]|bq|p|bc|pre|fn\d{1,3})(?:\([^()\n]{0,40}\))?\."  # `h2.`, `bq.`, `p(note).`
 _SIGNATURE = re.compile(rf"{_SIGNATURE_MARK}[ \t]+\S")
 _BLOCK_MARK = re.compile(rf"(?:{_SIGNATURE_MARK}|[#*]{{1,3}})[ \t]+")  # a signature's or a list item's mark
-_PAGE_OPEN = re.compile(r"(?<!\S)(?:(?:h[1-6]|bq)\.[ \t]+\S|\*[^*\s][^*\n]{0,200}\*[ \t]*\n)")
+_PAGE_OPEN = re.compile(rf"(?<!\S)(?:(?:h[1-6]|bq)\.[ \t]+\S|{_BOLD_LINE}[ \t]*\n)")
 _ITEM = re.compile(r"[#*]{1,3}[ \t]+\S")
 # a closing line's mark ends its line, or the host's words glued on after it open with no lower-case letter
 # (a paragraph that opens with a bold word goes on in lower case: "*Note:* the plans …")
-_CLOSING_LINE = re.compile(r"(?:\*[^*\s][^*\n]{0,200}\*|_[^_\s][^_\n]{0,200}_|\"[^\"\n]{1,80}\":[a-z]+://\S+)"
+_CLOSING_LINE = re.compile(rf"(?:{_BOLD_LINE}|_[^_\s][^_\n]{{0,200}}_|\"[^\"\n]{{1,80}}\":[a-z]+://\S+)"
                            r"(?=[ \t]*(?:\n|$)|[ \t]+[^a-z\s])")
 _LEAST_BLOCKS = 3
 _MOST_BLOCKS = 12
