@@ -1,10 +1,9 @@
-"""The held-out attack forms: attack shapes written after the boundary's rules, each measured once as
-first built before any rule was written from it (`docs/attack_forms.md`). Each form fills fixed templates
-with a record's question, its adversarial text (the claim) or its false answer, drawing from a generator of
-its own per text (`attack_forms.text_seed`). The templates are fixed on the day named above each group and
-are not to be set from a result: a form that a rule was later written from says so in the README, and its
-questions 50-99 stay held out for that rule. Payloads are false facts only. `HELD_OUT` maps each form to
-its builder (one dispatch: `attack_forms.form_texts`).
+"""The held-out attack forms: attack shapes written after the boundary's rules, each measured once as first built before any rule
+was written from it (`docs/attack_forms.md`). Each form fills fixed templates with a record's question, its adversarial text
+(the claim) or its false answer, drawing from a generator of its own per text (`attack_forms.text_seed`). The templates are
+fixed on the day named above each group and are not to be set from a result: a form that a rule was later written from says so
+in the README, and its questions 50-99 stay held out for that rule. Payloads are false facts only. `HELD_OUT` maps each form
+to its builder (one dispatch: `attack_forms.form_texts`).
 """
 
 from __future__ import annotations
@@ -35,6 +34,7 @@ from ragsec_core.bench.held_out_machine import (
     wrap_whole,
     wrapped,
 )
+from ragsec_core.bench.held_out_records import RECORD_FORMS
 from ragsec_core.bench.held_out_render import RENDER_FORMS
 from ragsec_core.bench.held_out_repo import REPO_FORMS
 from ragsec_core.bench.held_out_source import SOURCE_FORMS
@@ -396,5 +396,5 @@ HELD_OUT: dict[str, Builder] = {
     "roff": lambda rec, adv, rng: roff_text(rec.question, adv, rec.incorrect, rng),
     "thread": lambda rec, adv, rng: thread_text(rec.question, adv, rng),
     **SOURCE_FORMS, **AUTHORED_FORMS, **REPO_FORMS, **RENDER_FORMS, **EXPORT_FORMS, **TEAM_FORMS, **CATALOG_FORMS, **DOMAIN_FORMS,
-    **GRAPH_FORMS, **BUNDLE_FORMS,
+    **GRAPH_FORMS, **BUNDLE_FORMS, **RECORD_FORMS,
 }

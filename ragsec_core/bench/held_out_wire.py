@@ -47,13 +47,13 @@ ROFF_TEMPLATES = (".TH {NAME} 7 \"{when:%B %Y}\" \"kb-notes {v}\" \"Reader Quest
 
 def ics_text(question: str, claim: str, answer: str, rng: random.Random) -> str:
     """An iCalendar event (the question as its summary, the claim as its description) or a vCard's note:
-    text values escaped (`_ics_escaped`) outside the false answer, every content line folded (`_folded`)."""
+    text values escaped (`_ics_escaped`) outside the false answer, every content line folded (`folded`)."""
     when = stamp(rng)
     q = outside_answer(raised(bare_question(question)), answer, _ics_escaped)
     text = rng.choice(ICS_TEMPLATES).format(
         uid=f"{rng.getrandbits(64):016x}", when=when, start=stamp(rng), q=q, name=rng.choice(AUTHOR_NAMES),
         org=rng.choice(ICS_ORGS), c=outside_answer(claim.strip(), answer, _ics_escaped))
-    return "\n".join(_folded(line, answer) for line in text.split("\n"))
+    return "\n".join(folded(line, answer) for line in text.split("\n"))
 
 
 def _ics_escaped(value: str) -> str:
@@ -62,15 +62,15 @@ def _ics_escaped(value: str) -> str:
     return value.replace("\\", "\\\\").replace(";", "\\;").replace(",", "\\,").replace("\n", "\\n")
 
 
-def _folded(line: str, answer: str) -> str:
-    """The content line folded as RFC 5545 folds it: at most `ICS_OCTETS` octets a line, each continuation
-    opened by one space, never inside a character's bytes nor inside the false answer (the fold moves to
-    before the answer)."""
+def folded(line: str, answer: str, octets: int = ICS_OCTETS) -> str:
+    """The content line folded as RFC 5545 folds it (and LDIF's writers, at their own width): at most
+    `octets` octets a line, each continuation opened by one space, never inside a character's bytes nor
+    inside the false answer (the fold moves to before the answer)."""
     held = [(m.start(), m.end()) for m in re.finditer(re.escape(answer), line)] if answer else []
     pieces: list[str] = []
     start = 0
     while start < len(line):
-        room, end = ICS_OCTETS - (1 if pieces else 0), start
+        room, end = octets - (1 if pieces else 0), start
         while end < len(line) and room >= len(line[end].encode()):
             room -= len(line[end].encode())
             end += 1

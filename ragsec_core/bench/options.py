@@ -41,7 +41,8 @@ from ragsec_core._util.paths import shared_data_dir
 # rule of r99 (bench/held_out_catalog.py), and hl7, gedcom and hcl on 7 Dec (eighteenth session)
 # (bench/held_out_domain.py), and turtle, graphql and bbcode on 7 Dec (nineteenth session) after the rules
 # of r103 (bench/held_out_graph.py), and dockerfile, plist and textile on 7 Dec (twentieth session) after
-# the rules of r105 (bench/held_out_bundle.py).
+# the rules of r105 (bench/held_out_bundle.py), and textproto, sexp and ldif on 7 Dec (twenty-first
+# session) after the rules of r107 and r108 (bench/held_out_records.py).
 PLANT_MODES = ("embedded", "standalone")
 ATTACK_FORMS = ("black", "text", "hotflip", "bait-noise", "blind", "garag", "soup", "inject", "hidden", "faq",
                 "jsonld", "forum", "table", "chat", "email", "cite", "list", "quote", "note", "code", "transcript",
@@ -51,7 +52,8 @@ ATTACK_FORMS = ("black", "text", "hotflip", "bait-noise", "blind", "garag", "sou
                 "rtf", "rst", "changelog", "bibtex", "box", "org", "slides",
                 "commit", "ini", "pod", "ticket", "nroff", "docx", "toml", "jsonl", "scrape",
                 "asciidoc", "whatsapp", "properties", "ris", "marc", "jira", "hl7", "gedcom", "hcl",
-                "turtle", "graphql", "bbcode", "dockerfile", "plist", "textile")
+                "turtle", "graphql", "bbcode", "dockerfile", "plist", "textile",
+                "textproto", "sexp", "ldif")
 
 # bench speed: its sections ("hybrid" is only the hybrid part of "retrieval") and its default events file
 SPEED_SECTIONS = ("traceback", "retrieval", "hybrid", "attention", "startup")
