@@ -2,13 +2,14 @@
 
 Each module of `FORMAT_UNITS` reads one family of files as a RAG system's ingestion leaves them inside a
 passage (roff source, a thread's posts, reStructuredText, a change log, an Org outline, a slide, a commit in
-`git log`, an INI or TOML section, a resource bundle or a Terraform block, a POD block, a tracker's ticket,
-a rendered manual page, an XML document or a namespaced XML element, a crawled web page's text, a chat's or
-a log's stamped lines, AsciiDoc source, an RIS or MARC record, a Jira issue's wiki markup or a Redmine
-page's Textile, an HL7 message or a GEDCOM record, a Turtle or a GraphQL schema document, a forum post's
-BBCode, a Dockerfile) and gives each unit it finds with whether the writer closed it: a closed unit ends at
-a mark of its own, an open one's last line runs to a sentence end. `markup` reads them all through
-`format_units` beside its own marks; a new format's reader is added here, not in `markup`.
+`git log`, an INI or TOML section, a resource bundle or a Terraform block, a POD block, a tracker's ticket, a
+rendered manual page, an XML document or a namespaced XML element, a crawled web page's text, a chat's or a
+log's stamped lines, AsciiDoc source, an RIS or MARC record, a Jira issue's wiki markup or a Redmine page's
+Textile, an HL7 message or a GEDCOM record, a Turtle or a GraphQL schema document, a forum post's BBCode, a
+Dockerfile, a Protocol Buffers text-format file, an S-expression form or an LDIF entry) and gives each unit
+it finds with whether the writer closed it: a closed unit ends at a mark of its own, an open one's last line
+runs to a sentence end. `markup` reads them all through `format_units` beside its own marks; a new format's
+reader is added here, not in `markup`.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from ragsec_core.data.catalogue import records as catalogue_records
 from ragsec_core.data.changelogs import entries as changelog_entries
 from ragsec_core.data.commits import commits
 from ragsec_core.data.configs import blocks, sections
+from ragsec_core.data.datafiles import data_files
 from ragsec_core.data.graphs import graphs
 from ragsec_core.data.interchange import messages
 from ragsec_core.data.outline import entries as org_entries
@@ -43,7 +45,7 @@ FormatReader = Callable[[str], tuple[Unit, ...]]
 FORMAT_UNITS: tuple[FormatReader, ...] = (sources, threads, rst_units, changelog_entries, org_entries, slides,
                                           commits, sections, pod_blocks, tickets, pages,
                                           documents, elements, scraped_pages, excerpts, asciidoc_units, catalogue_records, issues,
-                                          messages, blocks, graphs, posts, dockerfiles, wiki_pages)
+                                          messages, blocks, graphs, posts, dockerfiles, wiki_pages, data_files)
 
 
 def format_units(text: str) -> tuple[Unit, ...]:
