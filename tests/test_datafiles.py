@@ -44,3 +44,13 @@ def test_no_unit_of_prose():
                   'answer: "Mara Eskell"\nThe lamp was lit in 1871.',
                   "dn: the lamp's designer\nMara Eskell designed it in 1871."):
         assert data_files(HOST_BEFORE + prose + HOST_AFTER) == (), prose
+
+
+def test_a_hosts_own_comment_mark_opens_no_comment_line_above():
+    """A `;` or `#` that the host's sentence holds before the planted text on its line is the host's: the
+    unit starts at its own comment line, at a line's start or glued after the host's sentence end."""
+    for host, planted in (("The lamp (] ; born 1871) was lit on the night it opened, No. ", SCHEME),
+                          ("The record hit #22 on the chart that year. ", ENTRY),
+                          ("The record hit #22 on the chart that year. ", LDIF)):
+        text = host + planted + HOST_AFTER
+        assert data_files(text) == (((len(host), len(host) + len(planted)), True),), planted[:12]

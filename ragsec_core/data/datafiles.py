@@ -20,22 +20,24 @@ from __future__ import annotations
 import re
 
 from ragsec_core._util.text import Unit, outermost
-from ragsec_core.data.layout import MOST_LINES, line_end, value_end
+from ragsec_core.data.layout import MOST_LINES, after_sentence, line_end, value_end
 
 _COMMENTS_ABOVE = 4  # comment lines above a document's first line read as its own
 _FIELD_NAME = r"[a-z_][a-z0-9_]{0,60}"
 _SCALAR = r"""(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|[-+]?\d[\w.+-]*|true|false|[A-Z][A-Z0-9_]*)(?![\w.])"""
-_TP_START = re.compile(rf"(?<!\S)(?:#[^\n]*\n(?:[ \t]*\n)?){{0,{_COMMENTS_ABOVE}}}{_FIELD_NAME}[ \t]*(?::[ \t]*[\"'\w+-]|:?[ \t]*\{{[ \t]*\n)")
+_TP_START = re.compile(rf"(?<!\S)(?:#[^\n]*\n(?:[ \t]*\n)?){{0,{_COMMENTS_ABOVE}}}(?P<open>{_FIELD_NAME})[ \t]*(?::[ \t]*[\"'\w+-]|:?[ \t]*\{{[ \t]*\n)")
 _TP_FIELD = re.compile(rf"[ \t]*{_FIELD_NAME}[ \t]*:[ \t]*{_SCALAR}")
 _TP_OPEN = re.compile(rf"[ \t]*{_FIELD_NAME}[ \t]*:?[ \t]*\{{[ \t]*$")
 _TP_CLOSE = re.compile(r"[ \t]*\}")
 _TP_COMMENT = re.compile(r"[ \t]*#")
 _TP_LEAST = 2  # fields a text-format document holds at least
+# what may open a document's first line above its opener: a comment's mark (and LDIF's `version:` line)
+_TP_ABOVE, _SEXP_ABOVE, _LDIF_ABOVE = re.compile("#"), re.compile(";"), re.compile("#|version:")
 _SYMBOL = r"[a-z][\w:*+!?<>=/.-]{0,60}"
 # a form's opening parenthesis and head symbol, the comment lines above it (one blank line maybe between)
-_SEXP_START = re.compile(rf"(?<!\S)(?:;[^\n]*\n(?:[ \t]*\n)?){{0,{_COMMENTS_ABOVE}}}(?P<form>\(){_SYMBOL}(?=[ \t]*\n|[ \t]+[^\s)])")
+_SEXP_START = re.compile(rf"(?<!\S)(?:;[^\n]*\n(?:[ \t]*\n)?){{0,{_COMMENTS_ABOVE}}}(?P<open>\(){_SYMBOL}(?=[ \t]*\n|[ \t]+[^\s)])")
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')  # a Lisp string, over lines maybe
-_LDIF_START = re.compile(rf"(?<!\S)(?:version:[ \t]*\d+[ \t]*\n(?:[ \t]*\n)?)?(?:#[^\n]*\n){{0,{_COMMENTS_ABOVE}}}(?P<dn>dn::?[ \t]*\S)")
+_LDIF_START = re.compile(rf"(?<!\S)(?:version:[ \t]*\d+[ \t]*\n(?:[ \t]*\n)?)?(?:#[^\n]*\n){{0,{_COMMENTS_ABOVE}}}(?P<open>dn::?[ \t]*\S)")
 _LDIF_LINE = re.compile(r"[A-Za-z][\w-]{0,60}(?:;[\w-]+)*::?<?[ \t]*(?=\S)|-[ \t]*$")  # `cn: …`, `jpegPhoto:: …`, a change's `-`
 _LDIF_NEXT = re.compile(r"(?:#[^\n]*\n){0,4}dn::?[ \t]*\S")  # the entry after one blank line
 _LDIF_LEAST = 2  # attribute lines an entry holds at least
@@ -46,11 +48,23 @@ def data_files(text: str) -> tuple[Unit, ...]:
     return outermost(_TP_START, text, _textproto) + outermost(_SEXP_START, text, _form) + outermost(_LDIF_START, text, _ldif)
 
 
+def _start(text: str, m: re.Match[str], above: re.Pattern[str]) -> int:
+    """Where the document that `m` matched starts: at the first mark of `above` on the match's first line
+    that opens its own line (`layout.after_sentence`: the planting glued it after the host's sentence; a
+    host's own `;` or `#22` after a word is none: "Roberta Vinci (] ; born 1983)", "hit #22 on the
+    chart"), else at the match's next line, or at its opener where no line stands above it."""
+    first = line_end(text, m.start())
+    for mark in above.finditer(text, m.start(), min(first, m.start("open"))):
+        if after_sentence(text, mark.start()):
+            return mark.start()
+    return min(first + 1, m.start("open"))
+
+
 def _textproto(text: str, opener: re.Match[str]) -> Unit | None:
     """The text-format document that `opener` opens: its lines of fields, nested messages, comments and
     single blank lines, to the last field or `}` at the outer level (the host's words may follow it on its
     line); None where it holds fewer than `_TP_LEAST` fields or no message it opens is closed."""
-    i, depth, fields, last, blanks = opener.start(), 0, 0, None, 0
+    i, depth, fields, last, blanks = opener.start("open"), 0, 0, None, 0
     for _ in range(MOST_LINES):
         if i > len(text):
             break
@@ -73,14 +87,14 @@ def _textproto(text: str, opener: re.Match[str]) -> Unit | None:
         else:
             break
         i = stop + 1
-    return None if last is None or fields < _TP_LEAST else ((opener.start(), last), True)
+    return None if last is None or fields < _TP_LEAST else ((_start(text, opener, _TP_ABOVE), last), True)
 
 
 def _form(text: str, opener: re.Match[str]) -> Unit | None:
     """The S-expression form whose head `opener` opens, from the comments above it to the parenthesis that
     closes it (strings and `;` comments read as such), where it runs over two lines at least and holds a
     string; else None (a parenthesised aside of prose)."""
-    depth, strings, lines, k = 0, 0, 0, opener.start("form")
+    depth, strings, lines, k = 0, 0, 0, opener.start("open")
     while k < len(text) and lines < MOST_LINES:
         ch = text[k]
         if ch == '"':
@@ -96,7 +110,7 @@ def _form(text: str, opener: re.Match[str]) -> Unit | None:
         depth += (ch == "(") - (ch == ")")
         k += 1
         if depth == 0:
-            return ((opener.start(), k), True) if lines and strings else None
+            return ((_start(text, opener, _SEXP_ABOVE), k), True) if lines and strings else None
     return None
 
 
@@ -105,7 +119,7 @@ def _ldif(text: str, opener: re.Match[str]) -> Unit | None:
     attribute lines, the lines that continue them (one space first) and comment lines, to its last line's
     value, which ends where the host's glued sentence opens (`value_end`); None where it holds fewer than
     `_LDIF_LEAST` attribute lines beside its `dn:`."""
-    i, attributes, last = opener.start("dn"), 0, None
+    i, attributes, last = opener.start("open"), 0, None
     for _ in range(MOST_LINES):
         if i > len(text):
             break
@@ -120,4 +134,4 @@ def _ldif(text: str, opener: re.Match[str]) -> Unit | None:
         i = stop + 1
     if last is None or attributes <= _LDIF_LEAST:
         return None
-    return (opener.start(), value_end(text, last)), True
+    return (_start(text, opener, _LDIF_ABOVE), value_end(text, last)), True

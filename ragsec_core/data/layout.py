@@ -48,6 +48,7 @@ _CASUAL_WORDS = 4  # words of a message or a value with no capital ("oh nice, th
 # second): "… thank you Its lantern was …", not "… in The Last Jedi." nor "… The Varnholt one …"
 _RAISED_OPENER = re.compile(r"(?<![\w'’-])[a-z][a-z'’-]*[ \t]([A-Z][a-z]*)\b(?=([ \t]+[a-z])?)")
 _CITED_END = re.compile(rf"{SENTENCE_END}|[.!?]{CLOSING_MARKS}(?:\[[^\]\n]{{1,12}}\])+(?=\s|$)")  # "….[5]" too
+_ENDED = re.compile(rf"(?:{_CITED_END.pattern})[ \t]+$")  # a line's part up to a mark, a sentence end last
 _COMMIT = r"commit[ \t]+[0-9a-f]{7,40}[ \t]*\n(?:[A-Z][A-Za-z-]{1,24}:[^\n]{0,200}\n)*(?:[ \t]*\n(?:[ \t]{4}[^\n]{0,200}\n)+)?[ \t]*\n"
 _FILES = r"(?:diff[ \t]--git[ \t][^\n]{1,300}\n(?:[a-z][^\n]{0,200}\n){0,3})?---[ \t][^\n]{1,300}\n\+\+\+[ \t][^\n]{1,300}\n"
 _DIFF_HEAD = re.compile(rf"(?:{_COMMIT})?{_FILES}(?=@@)")
@@ -387,3 +388,11 @@ def own_start(text: str, a: int, b: int) -> int:
     ends = [m.end() for m in _CITED_END.finditer(text, a, b) if m.end() < own_end]
     start = ends[-1] if ends else a
     return start + len(text[start:b]) - len(text[start:b].lstrip())
+
+
+def after_sentence(text: str, i: int) -> bool:
+    """Whether what stands at `i` opens its own line: at the line's start, or after a sentence end (a
+    citation mark after it too) and a space, where the planting glues a block's first line onto the host's
+    last sentence ("….\u201d.[5] ;;; faq-data.el"); a mark right after a word is the host's ("hit #22")."""
+    before = text[line_start(text, i) : i]
+    return not before.strip() or _ENDED.search(before) is not None
