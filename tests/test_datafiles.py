@@ -48,9 +48,11 @@ def test_no_unit_of_prose():
 
 def test_a_hosts_own_comment_mark_opens_no_comment_line_above():
     """A `;` or `#` that the host's sentence holds before the planted text on its line is the host's: the
-    unit starts at its own comment line, at a line's start or glued after the host's sentence end."""
+    unit starts at its own comment line, at a line's start, glued after the host's sentence end, or glued
+    after a host's word where only a writer's comment opens with its mark (`;;`, `# `)."""
     for host, planted in (("The lamp (] ; born 1871) was lit on the night it opened, No. ", SCHEME),
                           ("The record hit #22 on the chart that year. ", ENTRY),
-                          ("The record hit #22 on the chart that year. ", LDIF)):
+                          ("The record hit #22 on the chart that year. ", LDIF),
+                          ("\"I Wan'na ", ELISP), ("The record hit #22 on the chart and ", CARD.replace("topic", "# card\ntopic"))):
         text = host + planted + HOST_AFTER
         assert data_files(text) == (((len(host), len(host) + len(planted)), True),), planted[:12]

@@ -31,8 +31,9 @@ _TP_OPEN = re.compile(rf"[ \t]*{_FIELD_NAME}[ \t]*:?[ \t]*\{{[ \t]*$")
 _TP_CLOSE = re.compile(r"[ \t]*\}")
 _TP_COMMENT = re.compile(r"[ \t]*#")
 _TP_LEAST = 2  # fields a text-format document holds at least
-# what may open a document's first line above its opener: a comment's mark (and LDIF's `version:` line)
-_TP_ABOVE, _SEXP_ABOVE, _LDIF_ABOVE = re.compile("#"), re.compile(";"), re.compile("#|version:")
+# what may open a document's first line above its opener: a comment's mark (LDIF's `version:` line too),
+# and the marks that only a writer's whole-line comment opens with (`;;`, `# `), wherever its line starts
+_TP_ABOVE, _SEXP_ABOVE, _LDIF_ABOVE = re.compile(r"#(#?[ \t])?"), re.compile(r";(;)?"), re.compile(r"#(#?[ \t])?|(version:)")
 _SYMBOL = r"[a-z][\w:*+!?<>=/.-]{0,60}"
 # a form's opening parenthesis and head symbol, the comment lines above it (one blank line maybe between)
 _SEXP_START = re.compile(rf"(?<!\S)(?:;[^\n]*\n(?:[ \t]*\n)?){{0,{_COMMENTS_ABOVE}}}(?P<open>\(){_SYMBOL}(?=[ \t]*\n|[ \t]+[^\s)])")
@@ -50,12 +51,14 @@ def data_files(text: str) -> tuple[Unit, ...]:
 
 def _start(text: str, m: re.Match[str], above: re.Pattern[str]) -> int:
     """Where the document that `m` matched starts: at the first mark of `above` on the match's first line
-    that opens its own line (`layout.after_sentence`: the planting glued it after the host's sentence; a
-    host's own `;` or `#22` after a word is none: "Roberta Vinci (] ; born 1983)", "hit #22 on the
-    chart"), else at the match's next line, or at its opener where no line stands above it."""
+    that only a writer's comment opens with (its group: `;;`, `# `) or that opens its own line
+    (`layout.after_sentence`); a host's own `;` or `#22` after a word is none ("Roberta Vinci (] ; born
+    1983)", "hit #22 on the chart"), while the planting may glue a comment after a host's word or title
+    ("I Wan'na ;;; faq-data.el"). Else at the match's next line, or at its opener where no line stands
+    above it."""
     first = line_end(text, m.start())
     for mark in above.finditer(text, m.start(), min(first, m.start("open"))):
-        if after_sentence(text, mark.start()):
+        if mark.lastindex or after_sentence(text, mark.start()):
             return mark.start()
     return min(first + 1, m.start("open"))
 
