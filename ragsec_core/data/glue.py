@@ -12,11 +12,12 @@ back onto the text (`to_text`: the space is no character of it), and the split c
 A glued end (`_GLUED`) is a full stop, a question or an exclamation mark after a lower-case letter or a
 closing mark, right before what opens a sentence or a block (`_OPENS`): a capital, a digit, a mark that
 opens a line of markup, a comment, a table or a clause (`#`, `*`, `+`, `|`, `<`, `{`, `%`, `>`, `~`, `@`,
-`/`, `-`, `§`, `(`; `=` before a word, a space or another `=`, not a soft line break; `:` and `; ` after a
-full stop, not a title's "?:"; an emphasis mark that closes a run on its line is none), a roff request's dot, a bracket that opens no note mark ("[26]", "[citation
+`/`, `-`, `§`, `(`, a Lisp comment's `;;`; `=` before a word, a space or another `=`, not a soft line break;
+`:` and `; ` after a full stop, not a title's "?:"; an emphasis mark that closes a run on its line is none), a roff request's dot, a bracket that opens no note mark ("[26]", "[citation
 needed]", "[n 1]") or a section's header on a line of its own ("[faq]"), a question word (`QUESTION_WORDS`: PoisonedRAG's texts open with the question in lower
 case, "….how many episodes …"; no domain ends in one), a commit's hash line, a Debian change-log entry's
-package line, a Jira heading's `h3. ` (`wikimarkup.HEADING`), a Terraform block's labelled opening line
+package line, an LDIF export's `version:` or `dn:` line (`datafiles.LDIF_FIRST`), a Jira heading's `h3. `
+(`wikimarkup.HEADING`), a Terraform block's labelled opening line
 (`configs.LABELLED_BLOCK`: "….variable "…" {") or a GraphQL definition's opening line or its description's
 opening quotes (`graphs.DEFINITION`, `graphs.BLOCK_DESCRIPTION`: "….type Query {", "…." and three quotes
 ending the line). "U.S.A", "3.14", "….[5]", an ellipsis and an XML declaration's closing `?>` hold none, nor
@@ -34,13 +35,14 @@ from ragsec_core._util.text import NOTE_MARK, Span
 from ragsec_core.data.changelogs import PACKAGE_LINE
 from ragsec_core.data.commits import HASH_LINE
 from ragsec_core.data.configs import LABELLED_BLOCK
+from ragsec_core.data.datafiles import LDIF_FIRST
 from ragsec_core.data.graphs import BLOCK_DESCRIPTION, DEFINITION
 from ragsec_core.data.layout import line_start
 from ragsec_core.data.wikimarkup import HEADING as JIRA_HEADING
 
 QUESTION_WORDS = ("who", "whom", "whose", "what", "when", "where", "which", "why", "how")
-_OPENS = (r"[A-Z0-9#*+|<{%>~@/\u00a7(-]|=[=\w ]|(?<=\.)(?::|;[ \t])|\.[A-Za-z]"
-          rf"|(?!{NOTE_MARK}|\[[a-z]{{1,4}}[ \t]\d)\[|\[(?!\d+\])[^\[\]\n]{{1,60}}\][ \t]*\n|(?:{'|'.join(QUESTION_WORDS)})\b|{JIRA_HEADING}|{HASH_LINE}|{PACKAGE_LINE}|{LABELLED_BLOCK}"
+_OPENS = (r"[A-Z0-9#*+|<{%>~@/\u00a7(-]|=[=\w ]|(?<=\.)(?::|;[ \t])|;;|\.[A-Za-z]"
+          rf"|(?!{NOTE_MARK}|\[[a-z]{{1,4}}[ \t]\d)\[|\[(?!\d+\])[^\[\]\n]{{1,60}}\][ \t]*\n|(?:{'|'.join(QUESTION_WORDS)})\b|{JIRA_HEADING}|{HASH_LINE}|{PACKAGE_LINE}|{LABELLED_BLOCK}|{LDIF_FIRST}"
           rf"|{DEFINITION}|{BLOCK_DESCRIPTION}")
 _GLUED = re.compile(rf"(?<=[a-z)\]'\"\u2019\u201d][.!?])(?={_OPENS})")
 _OWN_MARK = re.compile(r"[.!?/:@][^\s.!?/:@]*[.!?]\Z")
