@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from ragsec_core._util.text import Span
+from ragsec_core._util.text import Span, Unit, outermost
 from ragsec_core.data.richtext import group_end
 
 _ENTRY = re.compile(r"(?<![\w@])@[A-Za-z]{2,20}[ \t]*(?=\{[^\s,{}]{1,80},)")
@@ -22,9 +22,10 @@ _ENTRY = re.compile(r"(?<![\w@])@[A-Za-z]{2,20}[ \t]*(?=\{[^\s,{}]{1,80},)")
 def entries(text: str) -> tuple[Span, ...]:
     """The BibTeX entries of the text, each from its `@` to the brace that closes the `{` after its type
     (escaped braces read as text); an entry whose brace does not close is none."""
-    found: list[Span] = []
-    for m in _ENTRY.finditer(text):
-        end = group_end(text, m.end())
-        if end is not None and not (found and m.start() < found[-1][1]):
-            found.append((m.start(), end))
-    return tuple(found)
+    return tuple(span for span, _ in outermost(_ENTRY, text, _entry))
+
+
+def _entry(text: str, m: re.Match[str]) -> Unit | None:
+    """The entry whose `@type` `m` matched, to the brace that closes the `{` after it, or None."""
+    end = group_end(text, m.end())
+    return None if end is None else ((m.start(), end), True)

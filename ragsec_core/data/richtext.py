@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from ragsec_core._util.text import Span
+from ragsec_core._util.text import Span, Unit, outermost
 
 _DOCUMENT = re.compile(r"\{\\rtf\d?(?![a-z])")
 _PARAGRAPH = re.compile(r"(?<![\\\w])\\pard(?![a-z])")
@@ -27,11 +27,7 @@ def documents(text: str) -> tuple[Span, ...]:
     """The rich-text documents of the text, each from `{\\rtf` to the brace that closes it, and the runs of
     paragraphs outside them, each from its first `\\pard` to the `\\par` that closes its last paragraph
     (a next `\\pard` right after one continues the run), where the braces between balance."""
-    found: list[Span] = []
-    for m in _DOCUMENT.finditer(text):
-        end = group_end(text, m.start())
-        if end is not None and not (found and m.start() < found[-1][1]):
-            found.append((m.start(), end))
+    found = [span for span, _ in outermost(_DOCUMENT, text, _document)]
     for m in _PARAGRAPH.finditer(text):
         if any(a <= m.start() < b for a, b in found):
             continue
@@ -39,6 +35,12 @@ def documents(text: str) -> tuple[Span, ...]:
         if end is not None:
             found.append((m.start(), end))
     return tuple(sorted(found))
+
+
+def _document(text: str, m: re.Match[str]) -> Unit | None:
+    """The document that `m` (its `{\\rtf`) opens, to the brace that closes it, or None."""
+    end = group_end(text, m.start())
+    return None if end is None else ((m.start(), end), True)
 
 
 def group_end(text: str, i: int) -> int | None:
