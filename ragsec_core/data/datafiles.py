@@ -41,7 +41,7 @@ _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')  # a Lisp string, over lines maybe
 LDIF_FIRST = r"(?:version:[ \t]*\d|dn::?[ \t])"  # an LDIF export's first line (`glue`'s too: "….dn: uid=…")
 _LDIF_START = re.compile(rf"(?<!\S)(?:version:[ \t]*\d+[ \t]*\n(?:[ \t]*\n)?)?(?:#[^\n]*\n){{0,{_COMMENTS_ABOVE}}}(?P<open>dn::?[ \t]*\S)")
 _LDIF_LINE = re.compile(r"[A-Za-z][\w-]{0,60}(?:;[\w-]+)*::?<?[ \t]*(?=\S)|-[ \t]*$")  # `cn: …`, `jpegPhoto:: …`, a change's `-`
-_LDIF_NEXT = re.compile(r"(?:#[^\n]*\n){0,4}dn::?[ \t]*\S")  # the entry after one blank line
+_LDIF_NEXT = re.compile(rf"(?:#[^\n]*\n){{0,{_COMMENTS_ABOVE}}}dn::?[ \t]*\S")  # the entry after one blank line
 _LDIF_LEAST = 2  # attribute lines an entry holds at least
 
 
@@ -67,7 +67,8 @@ def _start(text: str, m: re.Match[str], above: re.Pattern[str]) -> int:
 def _textproto(text: str, opener: re.Match[str]) -> Unit | None:
     """The text-format document that `opener` opens: its lines of fields, nested messages, comments and
     single blank lines, to the last field or `}` at the outer level (the host's words may follow it on its
-    line); None where it holds fewer than `_TP_LEAST` fields or no message it opens is closed."""
+    line); None where it holds fewer than `_TP_LEAST` fields or no field or `}` closes a line at the outer
+    level (a message it opens never closes)."""
     i, depth, fields, last, blanks = opener.start("open"), 0, 0, None, 0
     for _ in range(MOST_LINES):
         if i > len(text):
