@@ -37,6 +37,7 @@ from ragsec_core.bench.held_out_machine import (
 from ragsec_core.bench.held_out_records import RECORD_FORMS
 from ragsec_core.bench.held_out_render import RENDER_FORMS
 from ragsec_core.bench.held_out_repo import REPO_FORMS
+from ragsec_core.bench.held_out_scripts import SCRIPT_FORMS
 from ragsec_core.bench.held_out_source import SOURCE_FORMS
 from ragsec_core.bench.held_out_store import feed_text, notebook_text, sql_text
 from ragsec_core.bench.held_out_team import TEAM_FORMS
@@ -261,8 +262,7 @@ def abstract_text(question: str, claim: str, rng: random.Random) -> str:
 
 
 def social_text(question: str, claim: str, answer: str, rng: random.Random) -> str:
-    """The claim as a social-media post: a handle, then hashtags glued from the question's first two content
-    words and from the false answer's words."""
+    """The claim as a social post: a handle, then hashtags glued from the question's first two content words and the answer's."""
     tag, atag = _hashtag(tokenize(bare_question(question))[:2]), _hashtag(re.findall(r"\w+", answer))
     return rng.choice(SOCIAL_TEMPLATES).format(u=rng.choice(FORUM_USERS), c=claim.strip(), t=tag, a=atag,
                                                r=rng.randint(3, 90))
@@ -396,5 +396,5 @@ HELD_OUT: dict[str, Builder] = {
     "roff": lambda rec, adv, rng: roff_text(rec.question, adv, rec.incorrect, rng),
     "thread": lambda rec, adv, rng: thread_text(rec.question, adv, rng),
     **SOURCE_FORMS, **AUTHORED_FORMS, **REPO_FORMS, **RENDER_FORMS, **EXPORT_FORMS, **TEAM_FORMS, **CATALOG_FORMS, **DOMAIN_FORMS,
-    **GRAPH_FORMS, **BUNDLE_FORMS, **RECORD_FORMS,
+    **GRAPH_FORMS, **BUNDLE_FORMS, **RECORD_FORMS, **SCRIPT_FORMS,
 }
