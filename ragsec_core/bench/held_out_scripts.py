@@ -17,7 +17,7 @@ from __future__ import annotations
 import random
 
 from ragsec_core._util.text import bare_question
-from ragsec_core.bench.held_out_machine import AUTHORS, Builder, outside_answer, quote_escaped, raised, slug
+from ragsec_core.bench.held_out_machine import AUTHORS, Builder, answer_held, outside_answer, quote_escaped, raised, slug
 from ragsec_core.data.spans import sentence_texts
 
 # Fixed once on 7 Dec (twenty-first session), after the rules of r110 and before any run of these forms,
@@ -63,14 +63,14 @@ def _stamp(tenths: int) -> str:
 
 
 def _broken(sentence: str, answer: str) -> str:
-    """The sentence with its space nearest the middle, outside the false answer, replaced by ASS's hard
-    line break `\\N`; as written where it has no such space."""
-    held = [(i, i + len(answer)) for i in range(len(sentence)) if answer and sentence.startswith(answer, i)]
-    spaces = [i for i, ch in enumerate(sentence) if ch == " " and not any(a <= i < b for a, b in held)]
+    """The sentence with its space nearest the middle, outside the false answer (`answer_held`), replaced by
+    ASS's hard line break `\\N`; as written where it has no such space."""
+    held = answer_held(sentence, answer)
+    spaces = [i for i, ch in enumerate(held) if ch == " "]
     if not spaces:
         return sentence
-    cut = min(spaces, key=lambda i: abs(i - len(sentence) / 2))
-    return sentence[:cut] + "\\N" + sentence[cut + 1 :]
+    cut = min(spaces, key=lambda i: abs(i - len(held) / 2))
+    return (held[:cut] + "\\N" + held[cut + 1 :]).replace("\0", " ")
 
 
 def dot_text(question: str, claim: str, answer: str, rng: random.Random) -> str:

@@ -38,10 +38,11 @@ _SYMBOL = r"[a-z][\w:*+!?<>=/.-]{0,60}"
 # a form's opening parenthesis and head symbol, the comment lines above it (one blank line maybe between)
 _SEXP_START = re.compile(rf"(?<!\S)(?:;[^\n]*\n(?:[ \t]*\n)?){{0,{_COMMENTS_ABOVE}}}(?P<open>\(){_SYMBOL}(?=[ \t]*\n|[ \t]+[^\s)])")
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')  # a Lisp string, over lines maybe
+_DN = r"dn::?[ \t]*\S"  # an LDIF entry's `dn:` line (`dn::` where its value is base64)
 LDIF_FIRST = r"(?:version:[ \t]*\d|dn::?[ \t])"  # an LDIF export's first line (`glue`'s too: "….dn: uid=…")
-_LDIF_START = re.compile(rf"(?<!\S)(?:version:[ \t]*\d+[ \t]*\n(?:[ \t]*\n)?)?(?:#[^\n]*\n){{0,{_COMMENTS_ABOVE}}}(?P<open>dn::?[ \t]*\S)")
+_LDIF_START = re.compile(rf"(?<!\S)(?:version:[ \t]*\d+[ \t]*\n(?:[ \t]*\n)?)?(?:#[^\n]*\n){{0,{_COMMENTS_ABOVE}}}(?P<open>{_DN})")
 _LDIF_LINE = re.compile(r"[A-Za-z][\w-]{0,60}(?:;[\w-]+)*::?<?[ \t]*(?=\S)|-[ \t]*$")  # `cn: …`, `jpegPhoto:: …`, a change's `-`
-_LDIF_NEXT = re.compile(rf"(?:#[^\n]*\n){{0,{_COMMENTS_ABOVE}}}dn::?[ \t]*\S")  # the entry after one blank line
+_LDIF_NEXT = re.compile(rf"(?:#[^\n]*\n){{0,{_COMMENTS_ABOVE}}}{_DN}")  # the entry after one blank line
 _LDIF_LEAST = 2  # attribute lines an entry holds at least
 
 
