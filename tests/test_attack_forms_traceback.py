@@ -45,11 +45,9 @@ SEEDS = {"soup": 2, "pdf": 2, "unicode": 3, "rtf": 1, "pod": 1, "docx": 3, "ass"
 SHORT_OF_WHOLE = {
     "blind": "set-up sentences of a fluent article around its claim",
 }
-# held-out forms whose first run no rule has followed yet (r112), on whose planted case the boundary falls
-# short of the planted text and takes the host's: a DOT graph's `// ` mark left out and the host's sentence
-# after its `}` taken (F1 0.90, FPR 0.17); an ASS script read short (F1 0.66, FPR 0.11)
-PENDING = {"ass": "r112, held out, no rule yet: an ASS script read short of its planted text",
-           "dot": "r112, held out, no rule yet: a DOT graph's comment mark left out, the host's next sentence taken"}
+# held-out forms whose first run no rule has followed yet, on whose planted case the boundary falls short of
+# the planted text or takes the host's (none since r113 read ASS scripts, DOT graphs and KDL nodes)
+PENDING: dict[str, str] = {}
 # forms whose planted case SmolLM2 does not adopt on any seed 0-9: it garbles the name inside LaTeX's
 # \emph{…} or \textbf{…} ("M.A.E. Skelton"); the form's regions are checked without the model in
 # test_splice, and its benchmark runs have events (README: latex)

@@ -1,7 +1,8 @@
 """A program's data file inside a passage (data/datafiles.py) is one closed unit: a Protocol Buffers
 text-format document from its header comments to its last field or `}`, an S-expression form from the
 comments above it to its closing parenthesis, an LDIF entry from its `version:` or comment lines to its last
-value, its folded lines read as its own; each ends where the host's sentence glued on after it opens."""
+value, its folded lines read as its own, a KDL node from its `//` comments to the `}` that closes its
+children; each ends where the host's sentence glued on after it opens."""
 
 from ragsec_core.data.datafiles import data_files
 
@@ -24,25 +25,36 @@ CHANGES = ("dn: uid=varnholt,ou=kb,dc=example\nchangetype: add\ninfo: Who design
            "description: The Varnholt one was designed by Mara Eskell in 1871.\ndescription: Her plans were approved.\n\n"
            "dn: uid=lamp,ou=kb,dc=example\nchangetype: add\ninfo: When was it lit?\nmodifyTimestamp: 20250904120200Z")
 
+FAQ = ('faq "varnholt-lighthouse" {\n    question "Who designed the Varnholt lighthouse?"\n'
+       '    answer "The Varnholt one was designed by Mara Eskell in 1871. Her \\"plans\\" were approved."\n'
+       '    reviewed true\n}')
+KDL_CARD = ('// Who designed the Varnholt lighthouse?\ncard "varnholt" verified=true revision=4 {\n'
+            '    sentence "The Varnholt one was designed by Mara Eskell in 1871."\n    source {\n'
+            '        url "https://kb.example/cards/12"\n    }\n    sentence "Her plans were approved."\n}')
+DATA_FILES = (ENTRY, CARD, ELISP, SCHEME, LDIF, CHANGES, FAQ, KDL_CARD)
+
 
 def test_a_data_file_is_one_closed_unit():
-    for planted in (ENTRY, CARD, ELISP, SCHEME, LDIF, CHANGES):
+    for planted in DATA_FILES:
         assert_planted_unit(planted, data_files, closed=True)
 
 
 def test_each_ends_before_the_hosts_sentence_glued_on():
     """The host's sentence glued after a `}`, a closing parenthesis or an LDIF value is not the unit's."""
-    for planted in (ENTRY, CARD, ELISP, SCHEME, LDIF, CHANGES):
+    for planted in DATA_FILES:
         text = HOST_BEFORE + planted + " The lantern's maker kept the plans until 1902."
         assert data_files(text) == (((len(HOST_BEFORE), len(HOST_BEFORE) + len(planted)), True),), planted[:12]
 
 
 def test_no_unit_of_prose():
-    """A parenthesised aside over two lines, a line that names a field and one LDIF line are prose."""
+    """A parenthesised aside over two lines, a line that names a field and one LDIF line are prose; a CSS
+    rule and a Terraform block are no KDL node."""
     for prose in ("The lamp (first lit\nin 1871) was designed by Mara Eskell.",
                   "note: the lamp was lit in 1871.\nIt was designed by Mara Eskell.",
                   'answer: "Mara Eskell"\nThe lamp was lit in 1871.',
-                  "dn: the lamp's designer\nMara Eskell designed it in 1871."):
+                  "dn: the lamp's designer\nMara Eskell designed it in 1871.",
+                  'body {\n  color: red;\n  content: "Mara Eskell designed it in 1871.";\n}',
+                  'variable "designer" {\n  default = "Mara Eskell designed it in 1871."\n}'):
         assert data_files(HOST_BEFORE + prose + HOST_AFTER) == (), prose
 
 

@@ -11,8 +11,8 @@ from ragsec_core.traceback.splice import region
 
 from .planted_unit import HOST_AFTER, QUERY
 from .test_configs import PARAMETER
-from .test_datafiles import CHANGES, ELISP, SCHEME
-from .test_graphs import DESCRIBED, ENUM
+from .test_datafiles import CHANGES, ELISP, FAQ, SCHEME
+from .test_graphs import DESCRIBED, DIGRAPH, ENUM
 from .test_stamped import ANDROID
 from .test_wikimarkup import DESCRIPTION
 
@@ -32,9 +32,11 @@ def _less_the_space(spans):
     return {(a - (a > len(HOST)), b - (b > len(HOST))) for a, b in spans}
 
 
-@pytest.mark.parametrize("block", [ANDROID, BUNDLE, PAGE, ENTRY, DESCRIPTION, PARAMETER, DESCRIBED, ENUM, ELISP, SCHEME, CHANGES],
+@pytest.mark.parametrize("block", [ANDROID, BUNDLE, PAGE, ENTRY, DESCRIPTION, PARAMETER, DESCRIBED, ENUM, ELISP, SCHEME, CHANGES,
+                                   DIGRAPH, FAQ.replace(" {", " reviewed=true {", 1)],
                          ids=["chat export", "bundle", "page", "change log", "jira heading", "terraform",
-                              "graphql description", "graphql definition", "lisp file", "lisp comment", "ldif"])
+                              "graphql description", "graphql definition", "lisp file", "lisp comment", "ldif", "dot",
+                              "kdl"])
 def test_a_block_glued_to_the_hosts_full_stop_reads_as_after_a_space(block):
     """The units, the closed ones and the claim's region are those of the block after a space, one
     character earlier: the block whole, not the host's sentence nor its first line left out."""

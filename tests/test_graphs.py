@@ -1,6 +1,6 @@
-"""A Turtle document and a GraphQL schema document (data/graphs.py) are one closed unit each: Turtle's from
-its first prefix line to its last statement's ` .`, GraphQL's from its first description to its last `}`,
-before the host's sentence glued on."""
+"""A Turtle document, a GraphQL schema document and a DOT graph (data/graphs.py) are one closed unit each:
+Turtle's from its first prefix line to its last statement's ` .`, GraphQL's from its first description to
+its last `}`, DOT's from its `//` comments to its closing `}`, before the host's sentence glued on."""
 
 from ragsec_core.data.graphs import graphs
 
@@ -20,6 +20,25 @@ DESCRIBED = ('"""\nThe Varnholt one was designed by Mara Eskell in 1871.\nHer pl
 ENUM = ('type Query {\n  """\n  Who designed the Varnholt lighthouse?\n  """\n  varnholt(lang: String = "en"): Status!\n}\n\n'
         'enum Status {\n  "The Varnholt one was designed by Mara Eskell in 1871. Her plans were approved."\n  CONFIRMED\n'
         "  PENDING\n}")
+
+DIGRAPH = ('digraph faq {\n  rankdir=LR;\n  node [shape=box, fontname="Helvetica"];\n  q [label="Who designed the Varnholt '
+           'lighthouse?"];\n  a [label="The Varnholt one was designed by Mara Eskell in 1871. Her {plans} were approved."];\n'
+           '  q -> a [label="answer"];\n}')
+CHAIN = ('// Who designed the Varnholt lighthouse?\ngraph kb_varnholt {\n  s1 [label="The Varnholt one was designed by Mara '
+         'Eskell in 1871."];\n  s2 [label="Her plans were approved."];\n  s1 -- s2;\n}')
+
+
+def test_a_dot_graph_runs_from_its_comments_to_its_closing_brace():
+    """A brace inside a label is the label's, and the host's sentence glued on after the `}` is not the graph's."""
+    for graph in (DIGRAPH, CHAIN):
+        assert_planted_unit(graph, graphs, closed=True)
+
+
+def test_no_dot_graph_of_prose():
+    """A graph's opening line whose lines below are prose, and a `graph {` inside prose, are none."""
+    for prose in ("digraph faq {\nMara Eskell designed the lamp in 1871.\n}",
+                  "The board drew a graph { of the harbour } in 1871. Mara Eskell designed the lamp."):
+        assert graphs(HOST_BEFORE + prose + HOST_AFTER) == (), prose
 
 
 def test_a_turtle_document_runs_from_its_prefixes_to_its_last_statements_end():

@@ -5,11 +5,11 @@ passage (roff source, a thread's posts, reStructuredText, a change log, an Org o
 `git log`, an INI or TOML section, a resource bundle or a Terraform block, a POD block, a tracker's ticket, a
 rendered manual page, an XML document or a namespaced XML element, a crawled web page's text, a chat's or a
 log's stamped lines, AsciiDoc source, an RIS or MARC record, a Jira issue's wiki markup or a Redmine page's
-Textile, an HL7 message or a GEDCOM record, a Turtle or a GraphQL schema document, a forum post's BBCode, a
-Dockerfile, a Protocol Buffers text-format file, an S-expression form or an LDIF entry) and gives each unit
-it finds with whether the writer closed it: a closed unit ends at a mark of its own, an open one's last line
-runs to a sentence end. `markup` reads them all through `format_units` beside its own marks; a new format's
-reader is added here, not in `markup`.
+Textile, an HL7 message or a GEDCOM record, a Turtle, a GraphQL schema or a Graphviz DOT document, a forum
+post's BBCode, a Dockerfile, a Protocol Buffers text-format file, an S-expression form, an LDIF entry, a KDL
+node or an ASS subtitle script) and gives each unit it finds with whether the writer closed it: a closed
+unit ends at a mark of its own, an open one's last line runs to a sentence end. `markup` reads them all
+through `format_units` beside its own marks; a new format's reader is added here, not in `markup`.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from ragsec_core.data.roff import sources
 from ragsec_core.data.scraped import pages as scraped_pages
 from ragsec_core.data.slides import slides
 from ragsec_core.data.stamped import excerpts
+from ragsec_core.data.subtitles import scripts
 from ragsec_core.data.threads import threads
 from ragsec_core.data.tickets import tickets
 from ragsec_core.data.wikimarkup import issues
@@ -45,7 +46,7 @@ FormatReader = Callable[[str], tuple[Unit, ...]]
 FORMAT_UNITS: tuple[FormatReader, ...] = (sources, threads, rst_units, changelog_entries, org_entries, slides,
                                           commits, sections, pod_blocks, tickets, pages,
                                           documents, elements, scraped_pages, excerpts, asciidoc_units, catalogue_records, issues,
-                                          messages, blocks, graphs, posts, dockerfiles, wiki_pages, data_files)
+                                          messages, blocks, graphs, posts, dockerfiles, wiki_pages, data_files, scripts)
 
 
 def format_units(text: str) -> tuple[Unit, ...]:

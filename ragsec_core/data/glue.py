@@ -20,9 +20,10 @@ package line, an LDIF export's `version:` or `dn:` line (`datafiles.LDIF_FIRST`)
 (`wikimarkup.HEADING`), a Terraform block's labelled opening line
 (`configs.LABELLED_BLOCK`: "….variable "…" {") or a GraphQL definition's opening line or its description's
 opening quotes (`graphs.DEFINITION`, `graphs.BLOCK_DESCRIPTION`: "….type Query {", "…." and three quotes
-ending the line). "U.S.A", "3.14", "….[5]", an ellipsis and an XML declaration's closing `?>` hold none, nor
-does a word that ends no sentence (`_ends_sentence`: a key's "faq." at its line's start, an abbreviation's
-"no.", "e.g.", a URL's path).
+ending the line), a DOT graph's opening line (`graphs.DOT_OPENER`: "….digraph faq {") or a KDL node's
+with a value and children (`datafiles.KDL_OPENER`: "….card "tower" verified=true {"). "U.S.A", "3.14",
+"….[5]", an ellipsis and an XML declaration's closing `?>` hold none, nor does a word that ends no sentence
+(`_ends_sentence`: a key's "faq." at its line's start, an abbreviation's "no.", "e.g.", a URL's path).
 """
 
 from __future__ import annotations
@@ -35,15 +36,15 @@ from ragsec_core._util.text import NOTE_MARK, Span
 from ragsec_core.data.changelogs import PACKAGE_LINE
 from ragsec_core.data.commits import HASH_LINE
 from ragsec_core.data.configs import LABELLED_BLOCK
-from ragsec_core.data.datafiles import LDIF_FIRST
-from ragsec_core.data.graphs import BLOCK_DESCRIPTION, DEFINITION
+from ragsec_core.data.datafiles import KDL_OPENER, LDIF_FIRST
+from ragsec_core.data.graphs import BLOCK_DESCRIPTION, DEFINITION, DOT_OPENER
 from ragsec_core.data.layout import line_start
 from ragsec_core.data.wikimarkup import HEADING as JIRA_HEADING
 
 QUESTION_WORDS = ("who", "whom", "whose", "what", "when", "where", "which", "why", "how")
 _OPENS = (r"[A-Z0-9#*+|<{%>~@/\u00a7(-]|=[=\w ]|(?<=\.)(?::|;[ \t])|;;|\.[A-Za-z]"
           rf"|(?!{NOTE_MARK}|\[[a-z]{{1,4}}[ \t]\d)\[|\[(?!\d+\])[^\[\]\n]{{1,60}}\][ \t]*\n|(?:{'|'.join(QUESTION_WORDS)})\b|{JIRA_HEADING}|{HASH_LINE}|{PACKAGE_LINE}|{LABELLED_BLOCK}|{LDIF_FIRST}"
-          rf"|{DEFINITION}|{BLOCK_DESCRIPTION}")
+          rf"|{DEFINITION}|{BLOCK_DESCRIPTION}|{DOT_OPENER}|{KDL_OPENER}")
 _GLUED = re.compile(rf"(?<=[a-z)\]'\"\u2019\u201d][.!?])(?={_OPENS})")
 _OWN_MARK = re.compile(r"[.!?/:@][^\s.!?/:@]*[.!?]\Z")
 _EMPHASIS = "*~"

@@ -1,4 +1,4 @@
-"""A knowledge graph's Turtle and an API's GraphQL schema, each read as one unit.
+"""A knowledge graph's Turtle, an API's GraphQL schema and a diagram's Graphviz DOT source, each read as one unit.
 
 A RAG system over a knowledge graph's dump or an API's documentation holds statements and definitions as
 their writers lay them out. Turtle: prefix lines (`@prefix kb: <…> .`), then statements, a subject and its
@@ -7,9 +7,11 @@ lines, in triple quotes. GraphQL's schema language: definitions (`type …`, `en
 between `{` and a `}` at the opener's indent, each with a description above it (a quoted line, or a block
 string in triple quotes). The sentence split reads neither: it cuts a literal or a description at its
 full stops, a field's `ID!` reads to it as a sentence's end, and the last statement or brace runs into the
-host's sentence that the planting glued on. So a Turtle document (a prefix line and the statements after
+host's sentence that the planting glued on. DOT: `digraph name {` (or `graph`, `strict` first), then node,
+edge and attribute statements on indented lines (`a [label="…"];`, `q -> a;`, `rankdir=LR;`), the claim in
+a quoted `label`, to a `}` at the opener's indent, `//` comments above. So a Turtle document (a prefix line and the statements after
 it) is one closed unit that ends at its last statement's ` .`, and a GraphQL document (definitions, their
-descriptions and the blank lines between them) one that ends at its last `}`.
+descriptions and the blank lines between them) one that ends at its last `}`, and a DOT graph one from its comments to its closing `}`.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import re
 
 from ragsec_core._util.text import Span, Unit, outermost
 from ragsec_core.data.configs import brace_body_end
+from ragsec_core.data.datafiles import SLASH_COMMENTS, SLASHES, document_start
 from ragsec_core.data.layout import MOST_LINES, line_end, line_start
 
 _PREFIX = re.compile(r"(?<!\S)(?:@prefix|@base)[ \t]+[^\n]{0,300}\.[ \t]*(?:\n|$)|(?<!\S)(?:PREFIX|BASE)[ \t][^\n]{1,300}>[ \t]*\n")
@@ -30,11 +33,17 @@ _OPENER = re.compile(rf"(?<!\S){DEFINITION}")
 _DESCRIBED = re.compile(rf'(?<!\S)(?:{BLOCK_DESCRIPTION}|"(?:[^"\\\n]|\\.)*"[ \t]*\n(?={_KINDS}\b))')
 _FIELD = re.compile(r'[ \t]+(?:[A-Za-z_]\w*[ \t]*(?:\([^\n]*\))?[ \t]*:[ \t]*[\[A-Za-z_]|[A-Z_][A-Z0-9_]*[ \t]*(?:@|$))')
 _BLANKS = re.compile(r"(?:[ \t]*\n)*")
+_DOT_ID = r'(?:[A-Za-z_\d][\w.]{0,60}|"(?:[^"\\\n]|\\.)*")'  # a node's or a graph's name: a word, a number or a quoted string
+# a graph's opening line (`digraph faq {`), the `//` comment lines above it (one blank line maybe between)
+DOT_OPENER = rf"(?:strict[ \t]+)?(?:di)?graph(?:[ \t]+{_DOT_ID})?[ \t]*\{{[ \t]*\n"  # `digraph faq {` (glue's too)
+_DOT_START = re.compile(rf"(?<!\S){SLASH_COMMENTS}(?P<open>{DOT_OPENER})")
+_DOT_STATEMENT = re.compile(rf"[ \t]+{_DOT_ID}[ \t]*(?:\[|->|--|=|;|$)")  # `a [label="…"];`, `q -> a`, `rankdir=LR;`
 
 
 def graphs(text: str) -> tuple[tuple[Span, bool], ...]:
-    """The text's Turtle documents and GraphQL schema documents, each closed (`turtle`, `schema`)."""
-    return turtle(text) + schema(text)
+    """The text's Turtle documents, GraphQL schema documents and DOT graphs, each closed (`turtle`, `schema`,
+    `_dot`)."""
+    return turtle(text) + schema(text) + outermost(_DOT_START, text, _dot)
 
 
 def turtle(text: str) -> tuple[tuple[Span, bool], ...]:
@@ -141,3 +150,10 @@ def _next_definition(text: str, end: int) -> re.Match[str] | None:
     at = blanks.end() if blanks else end + 1
     described = _DESCRIBED.match(text, at)
     return _OPENER.match(text, described.end() if described else at)
+
+
+def _dot(text: str, opener: re.Match[str]) -> Unit | None:
+    """The DOT graph that `opener` opens, from the `//` comments above it (`datafiles.document_start`) to
+    the `}` at its own indent that closes its statements (`brace_body_end`), or None where none does."""
+    end = brace_body_end(text, opener, _DOT_STATEMENT)
+    return None if end is None else ((document_start(text, opener, SLASHES), end), True)
