@@ -52,11 +52,12 @@ SLASH_COMMENTS = rf"(?://[^\n]*\n(?:[ \t]*\n)?){{0,{COMMENTS_ABOVE}}}"  # `//` c
 SLASHES = re.compile(r"//( )?")  # a `//` comment's mark (KDL's, DOT's: `graphs`); `// ` only a writer's whole-line comment opens with
 # a KDL node's arguments and properties: a quoted string, a number, a keyword, `key=value` (no space around `=`)
 _KDL_VALUE = r"""(?:"(?:[^"\\\n]|\\.)*"|[-+]?\d[\w.]*|#?(?:true|false|null)|[A-Za-z_][\w-]{0,60}=\S+)"""
-_KDL_NODE = rf"[A-Za-z_][\w.-]{{0,60}}(?:[ \t]+{_KDL_VALUE}){{0,20}}"
-KDL_OPENER = rf"[A-Za-z_][\w.-]{{0,60}}(?:[ \t]+{_KDL_VALUE}){{1,20}}[ \t]*\{{[ \t]*\n"  # a node with a value and children (glue's)
-_KDL_START = re.compile(rf"(?<!\S){SLASH_COMMENTS}(?P<open>{_KDL_NODE})[ \t]*\{{[ \t]*\n")
+_KDL_NAME, _KDL_BRACE = r"[A-Za-z_][\w.-]{0,60}", r"[ \t]*\{[ \t]*\n"  # a node's name; `{` ending its line
+_KDL_NODE = rf"{_KDL_NAME}(?:[ \t]+{_KDL_VALUE}){{0,20}}"
+KDL_OPENER = rf"{_KDL_NAME}(?:[ \t]+{_KDL_VALUE}){{1,20}}{_KDL_BRACE}"  # a node with a value and children (glue's)
+_KDL_START = re.compile(rf"(?<!\S){SLASH_COMMENTS}(?P<open>{_KDL_NODE}){_KDL_BRACE}")
 _KDL_CHILD = re.compile(rf"[ \t]+(?://[^\n]*|{_KDL_NODE}[ \t]*(?:\{{|;)?|\}})[ \t]*$")  # a child node's whole line
-_KDL_STRING_CHILD = re.compile(rf'[ \t]+[A-Za-z_][\w.-]{{0,60}}(?:[ \t]+{_KDL_VALUE})*?[ \t]+"')
+_KDL_STRING_CHILD = re.compile(rf'[ \t]+{_KDL_NAME}(?:[ \t]+{_KDL_VALUE})*?[ \t]+"')
 
 
 def data_files(text: str) -> tuple[Unit, ...]:
