@@ -39,7 +39,6 @@ from ragsec_core.bench.held_out_forms import (
     FAQ_TEMPLATES,
     FORUM_TEMPLATES,
     FORUM_USERS,
-    HELD_OUT,
     HIDDEN_WRAPPERS,
     INJECT_TEMPLATES,
     LIST_HEADINGS,
@@ -56,6 +55,7 @@ from ragsec_core.bench.held_out_forms import (
 from ragsec_core.bench.held_out_inline import INVISIBLE, LOOK_ALIKES, REPLY_WIDTH
 from ragsec_core.bench.held_out_layout import ASR_FILLERS, SCREEN_INDENT, SCREEN_WIDTH
 from ragsec_core.bench.held_out_machine import OCR_CONFUSIONS
+from ragsec_core.bench.held_out_registry import HELD_OUT
 from ragsec_core.bench.options import ATTACK_FORMS
 from ragsec_core.bench.planting import PlantedCorpus, changed_sentences
 from ragsec_core.chameleon.attack import Encoder, detokenize, query_keywords, words

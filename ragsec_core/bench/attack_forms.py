@@ -16,7 +16,7 @@ each comes from and how its gold is defined.
 * `soup`: an obfuscated token soup: the claim's and the question's content words shuffled, some of them
   obfuscated, the false answer verbatim among them, without sentence structure or punctuation; it checks
   the boundary on a form no rule was written for.
-* the held-out forms (`held_out_forms.HELD_OUT`, the machine-made ones in `held_out_machine`, those whose marks run through the claim in `held_out_inline`): shapes
+* the held-out forms (`held_out_registry.HELD_OUT`, the machine-made ones in `held_out_machine`, those whose marks run through the claim in `held_out_inline`): shapes
   written after the boundary's rules, each measured once as first built; `options.ATTACK_FORMS` lists them
   after `soup`, in the order they were added.
 
@@ -37,7 +37,7 @@ import torch
 
 from ragsec_core._util.text import black_box_text, tokenize
 from ragsec_core.bench.attacks import AttackRecord
-from ragsec_core.bench.held_out_forms import HELD_OUT
+from ragsec_core.bench.held_out_registry import HELD_OUT
 from ragsec_core.chameleon.attack import Encoder, Objective, detokenize, optimise_gradient, query_keywords, words
 from ragsec_core.retrieval.hybrid import HybridRetriever
 

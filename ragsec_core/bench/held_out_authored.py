@@ -7,7 +7,7 @@ or a team's presentations holds texts whose layout a person chose: a bibliograph
 TeX's escapes, a banner that pads every line to a frame, an outline's heading over a property drawer, a
 slide's title over bullets with the speaker's notes below. The same rules hold as for the other held-out
 forms: templates fixed before any run, one generator per text, false facts only, the false answer kept as
-written and never wrapped; `held_out_forms.HELD_OUT` registers the builders.
+written and never wrapped; `held_out_registry.HELD_OUT` registers the builders.
 """
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ def slides_text(question: str, claim: str, rng: random.Random) -> str:
         bullets="\n".join(f"{bullet} {s}" for s in sentence_texts(claim)), q=raised(bare_question(question)))
 
 
-AUTHORED_FORMS: dict[str, Builder] = {  # these forms' part of `held_out_forms.HELD_OUT`, in the CLI's order
+AUTHORED_FORMS: dict[str, Builder] = {  # these forms' part of `held_out_registry.HELD_OUT`, in the CLI's order
     "bibtex": lambda rec, adv, rng: bibtex_text(rec.question, adv, rec.incorrect, rng),
     "box": lambda rec, adv, rng: box_text(rec.question, adv, rec.incorrect, rng),
     "org": lambda rec, adv, rng: org_text(rec.question, adv, rng),

@@ -8,7 +8,7 @@ quotes, continued lines ending in a backslash, a `RUN` whose shell words are the
 list's XML with a `<key>` before each `<string>`, and Textile's block signatures (`h2.`, `bq.`, `# ` items)
 and inline marks. The same rules hold as for the other held-out forms: templates fixed before any run, one
 generator per text, false facts only, the false answer kept as written and never broken or escaped;
-`held_out_forms.HELD_OUT` registers the builders.
+`held_out_registry.HELD_OUT` registers the builders.
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ def _shell_quoted(text: str, answer: str) -> str:
     return outside_answer(text, answer, lambda part: "".join("\\" + c if c in '\\"$`' else c for c in part))
 
 
-BUNDLE_FORMS: dict[str, Builder] = {  # these forms' part of `held_out_forms.HELD_OUT`, in the CLI's order
+BUNDLE_FORMS: dict[str, Builder] = {  # these forms' part of `held_out_registry.HELD_OUT`, in the CLI's order
     "dockerfile": lambda rec, adv, rng: dockerfile_text(rec.question, adv, rec.incorrect, rng),
     "plist": lambda rec, adv, rng: plist_text(rec.question, adv, rec.incorrect, rng),
     "textile": lambda rec, adv, rng: textile_text(rec.question, adv, rng),

@@ -8,7 +8,7 @@ tagged lines and marks that no earlier form has: RIS's two-letter tags, two spac
 subfields (`=520  \\\\$a…`, a record's summary note); Jira's `h3.` headings, `{panel}` and `{quote}` blocks,
 `[~user]` mentions and `(/)` icons. The same rules hold as for the other held-out forms: templates fixed
 before any run, one generator per text, false facts only, the false answer kept as written and never
-wrapped or escaped; `held_out_forms.HELD_OUT` registers the builders.
+wrapped or escaped; `held_out_registry.HELD_OUT` registers the builders.
 """
 
 from __future__ import annotations
@@ -106,7 +106,7 @@ def _marc_data(text: str, answer: str) -> str:
     return outside_answer(text, answer, lambda part: part.replace("$", MARC_DOLLAR))
 
 
-CATALOG_FORMS: dict[str, Builder] = {  # these forms' part of `held_out_forms.HELD_OUT`, in the CLI's order
+CATALOG_FORMS: dict[str, Builder] = {  # these forms' part of `held_out_registry.HELD_OUT`, in the CLI's order
     "ris": lambda rec, adv, rng: ris_text(rec.question, adv, rng),
     "marc": lambda rec, adv, rng: marc_text(rec.question, adv, rec.incorrect, rng),
     "jira": lambda rec, adv, rng: jira_text(rec.question, adv, rng),

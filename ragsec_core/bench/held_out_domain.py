@@ -8,7 +8,7 @@ each a line, `\\F\\` for an escaped bar), GEDCOM's numbered levels and tags (`1 
 `2 CONC` pieces inside words, `2 CONT` lines), HCL's blocks with quoted values and heredocs
 (`default = "…"`, `value = <<-EOT`). The same rules hold as for the other held-out forms: templates fixed
 before any run, one generator per text, false facts only, the false answer kept as written and never
-broken or escaped; `held_out_forms.HELD_OUT` registers the builders.
+broken or escaped; `held_out_registry.HELD_OUT` registers the builders.
 """
 
 from __future__ import annotations
@@ -131,7 +131,7 @@ def _hcl_quoted(text: str, answer: str) -> str:
     return _hcl_template(outside_answer(text, answer, quote_escaped), answer)
 
 
-DOMAIN_FORMS: dict[str, Builder] = {  # these forms' part of `held_out_forms.HELD_OUT`, in the CLI's order
+DOMAIN_FORMS: dict[str, Builder] = {  # these forms' part of `held_out_registry.HELD_OUT`, in the CLI's order
     "hl7": lambda rec, adv, rng: hl7_text(rec.question, adv, rec.incorrect, rng),
     "gedcom": lambda rec, adv, rng: gedcom_text(rec.question, adv, rec.incorrect, rng),
     "hcl": lambda rec, adv, rng: hcl_text(rec.question, adv, rec.incorrect, rng),

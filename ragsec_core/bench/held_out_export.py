@@ -9,7 +9,7 @@ field among time stamps and ids; a page's visible text, one line per block, wher
 breadcrumb, the byline, the share buttons, the cookie notice and the footer sit on lines of their own
 around the article's paragraphs. The same rules hold as for the other held-out forms: templates fixed
 before any run, one generator per text, false facts only, the false answer kept as written and never
-wrapped; `held_out_forms.HELD_OUT` registers the builders.
+wrapped; `held_out_registry.HELD_OUT` registers the builders.
 """
 
 from __future__ import annotations
@@ -154,7 +154,7 @@ def page_text(page: str) -> str:
     return "\n".join(line for line in lines if line)
 
 
-EXPORT_FORMS: dict[str, Builder] = {  # these forms' part of `held_out_forms.HELD_OUT`, in the CLI's order
+EXPORT_FORMS: dict[str, Builder] = {  # these forms' part of `held_out_registry.HELD_OUT`, in the CLI's order
     "toml": lambda rec, adv, rng: toml_text(rec.question, adv, rec.incorrect, rng),
     "jsonl": lambda rec, adv, rng: jsonl_text(rec.question, adv, rng),
     "scrape": lambda rec, adv, rng: scrape_text(rec.question, adv, rng),

@@ -2,8 +2,8 @@
 was written from it (`docs/attack_forms.md`). Each form fills fixed templates with a record's question, its adversarial text
 (the claim) or its false answer, drawing from a generator of its own per text (`attack_forms.text_seed`). The templates are
 fixed on the day named above each group and are not to be set from a result: a form that a rule was later written from says so
-in the README, and its questions 50-99 stay held out for that rule. Payloads are false facts only. `HELD_OUT` maps each form
-to its builder (one dispatch: `attack_forms.form_texts`).
+in the README, and its questions 50-99 stay held out for that rule. Payloads are false facts only. `FIRST_FORMS` maps the
+first rounds' forms to their builders, `held_out_registry.HELD_OUT` every form's (one dispatch: `attack_forms.form_texts`).
 """
 
 from __future__ import annotations
@@ -13,12 +13,6 @@ import random
 import re
 
 from ragsec_core._util.text import bare_question, tokenize
-from ragsec_core.bench.held_out_authored import AUTHORED_FORMS
-from ragsec_core.bench.held_out_bundle import BUNDLE_FORMS
-from ragsec_core.bench.held_out_catalog import CATALOG_FORMS
-from ragsec_core.bench.held_out_domain import DOMAIN_FORMS
-from ragsec_core.bench.held_out_export import EXPORT_FORMS
-from ragsec_core.bench.held_out_graph import GRAPH_FORMS
 from ragsec_core.bench.held_out_inline import latex_text, reply_text, unicode_text, yaml_text
 from ragsec_core.bench.held_out_layout import asr_text, diff_text, legal_text, screenplay_text, thread_text, verse_text
 from ragsec_core.bench.held_out_machine import (
@@ -34,13 +28,7 @@ from ragsec_core.bench.held_out_machine import (
     wrap_whole,
     wrapped,
 )
-from ragsec_core.bench.held_out_records import RECORD_FORMS
-from ragsec_core.bench.held_out_render import RENDER_FORMS
-from ragsec_core.bench.held_out_repo import REPO_FORMS
-from ragsec_core.bench.held_out_scripts import SCRIPT_FORMS
-from ragsec_core.bench.held_out_source import SOURCE_FORMS
 from ragsec_core.bench.held_out_store import feed_text, notebook_text, sql_text
-from ragsec_core.bench.held_out_team import TEAM_FORMS
 from ragsec_core.bench.held_out_wire import ics_text, qp_text, roff_text
 from ragsec_core.data.spans import sentence_texts
 
@@ -350,9 +338,9 @@ def caption_text(question: str, claim: str, rng: random.Random) -> str:
                                                 s=rng.choice(CAPTION_CREDITS))
 
 
-# ---------------------------------------------------------------- the registry (the later rounds' modules' forms last)
+# ---------------------------------------------------------------- this module's part of the registry
 
-HELD_OUT: dict[str, Builder] = {
+FIRST_FORMS: dict[str, Builder] = {  # the forms of r44-r85, built here and in held_out_inline/layout/store/wire
     "inject": lambda rec, adv, rng: inject_text(rec.question, rec.incorrect, rng),
     "hidden": lambda rec, adv, rng: hidden_text(adv, rng),
     "faq": lambda rec, adv, rng: faq_text(rec.question, rec.incorrect, rng),
@@ -395,6 +383,4 @@ HELD_OUT: dict[str, Builder] = {
     "qp": lambda rec, adv, rng: qp_text(rec.question, adv, rec.incorrect, rng),
     "roff": lambda rec, adv, rng: roff_text(rec.question, adv, rec.incorrect, rng),
     "thread": lambda rec, adv, rng: thread_text(rec.question, adv, rng),
-    **SOURCE_FORMS, **AUTHORED_FORMS, **REPO_FORMS, **RENDER_FORMS, **EXPORT_FORMS, **TEAM_FORMS, **CATALOG_FORMS, **DOMAIN_FORMS,
-    **GRAPH_FORMS, **BUNDLE_FORMS, **RECORD_FORMS, **SCRIPT_FORMS,
 }

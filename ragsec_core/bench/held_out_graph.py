@@ -8,7 +8,7 @@ holds claims in shapes that no earlier form has: Turtle's prefixed names and lit
 they describe (a block string in triple quotes, a `"…"` string above an enum value), and BBCode's
 bracketed tags around and between the sentences (`[quote="…"]`, `[list][*]…`, `[size=85]`). The same rules hold as for the other
 held-out forms: templates fixed before any run, one generator per text, false facts only, the false
-answer kept as written and never broken or escaped; `held_out_forms.HELD_OUT` registers the builders.
+answer kept as written and never broken or escaped; `held_out_registry.HELD_OUT` registers the builders.
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ def _block(text: str, answer: str) -> str:
     return outside_answer(text, answer, lambda part: part.replace('"""', '\\"""'))
 
 
-GRAPH_FORMS: dict[str, Builder] = {  # these forms' part of `held_out_forms.HELD_OUT`, in the CLI's order
+GRAPH_FORMS: dict[str, Builder] = {  # these forms' part of `held_out_registry.HELD_OUT`, in the CLI's order
     "turtle": lambda rec, adv, rng: turtle_text(rec.question, adv, rec.incorrect, rng),
     "graphql": lambda rec, adv, rng: graphql_text(rec.question, adv, rec.incorrect, rng),
     "bbcode": lambda rec, adv, rng: bbcode_text(rec.question, adv, rng),

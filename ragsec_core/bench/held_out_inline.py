@@ -7,7 +7,7 @@ The earlier held-out forms wrap a claim (a heading above it, a footer below, tag
 these cut into it: a sentence runs over several quoted lines, a word of the question holds a zero-width
 space, the false answer sits inside a command's braces. The same rules hold as for the other held-out
 forms: templates fixed before any run, one generator per text, false facts only;
-`held_out_forms.HELD_OUT` registers the builders.
+`held_out_registry.HELD_OUT` registers the builders.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ The boundary's earlier forms end their sentences with a full stop somewhere; an 
 clause list runs its claim sentences into one, a diff and a screenplay hang the claim on line prefixes and
 indentation, a verse on line breaks alone (every line opens with a capital, none ends with a mark). The same rules hold as for the other held-out forms: templates fixed before any run, one
 generator per text, false facts only, the false answer kept whole and as written (the forms test where the
-poison ends, not whether the model reads a garbled name); `held_out_forms.HELD_OUT` registers the builders.
+poison ends, not whether the model reads a garbled name); `held_out_registry.HELD_OUT` registers the builders.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ ocr" and "html, csv").
 Written apart from `held_out_forms` because these forms put a machine's own marks *inside* the planted
 text rather than around it: time stamps and component names between the claim's sentences, misread letters
 inside its words, tags between its sentences, a CSV's quoting and doubled quotation marks. The same rules as the other held-out forms hold: templates fixed before any run, one
-generator per text, false facts only; `held_out_forms.HELD_OUT` registers the builders.
+generator per text, false facts only; `held_out_registry.HELD_OUT` registers the builders.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from ragsec_core._util.text import bare_question, tokenize
 from ragsec_core.bench.attacks import AttackRecord
 from ragsec_core.data.spans import sentence_texts
 
-# a held-out form's builder, as `held_out_forms.HELD_OUT` registers it: (record, its adversarial text, generator) -> text
+# a held-out form's builder, as `held_out_registry.HELD_OUT` registers it: (record, its adversarial text, generator) -> text
 Builder = Callable[[AttackRecord, str, random.Random], str]
 # the people a held-out form names as a text's writer (a mail's sender, a commit's author, a calendar's
 # organiser), with their addresses: fictitious, one list for every form

@@ -8,7 +8,7 @@ value a quoted string beside a bare field name; parenthesised lists with keyword
 symbols; an LDIF entry's `attribute: value` lines under its `dn:` line, a long value folded onto lines that
 open with one space (the fold falls between letters of a word, as directory tools write it). The same rules
 hold as for the other held-out forms: templates fixed before any run, one generator per text, false facts
-only, the false answer kept as written and never broken or escaped; `held_out_forms.HELD_OUT` registers the
+only, the false answer kept as written and never broken or escaped; `held_out_registry.HELD_OUT` registers the
 builders.
 """
 
@@ -84,7 +84,7 @@ def ldif_text(question: str, claim: str, answer: str, rng: random.Random) -> str
     return LDIF_TEMPLATES[1].format(q=q, topic=topic, lines=lines, when=stamp(rng))
 
 
-RECORD_FORMS: dict[str, Builder] = {  # these forms' part of `held_out_forms.HELD_OUT`, in the CLI's order
+RECORD_FORMS: dict[str, Builder] = {  # these forms' part of `held_out_registry.HELD_OUT`, in the CLI's order
     "textproto": lambda rec, adv, rng: textproto_text(rec.question, adv, rec.incorrect, rng),
     "sexp": lambda rec, adv, rng: sexp_text(rec.question, adv, rec.incorrect, rng),
     "ldif": lambda rec, adv, rng: ldif_text(rec.question, adv, rec.incorrect, rng),

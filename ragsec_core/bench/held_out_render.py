@@ -9,7 +9,7 @@ justified line with extra spaces between words and prints a bold letter as the l
 the letter again; Word stores a paragraph as runs, cut wherever the formatting or an editing session
 changed, so a sentence's words sit in several `<w:t>` elements. The same rules hold as for the other
 held-out forms: templates fixed before any run, one generator per text, false facts only, the false answer
-kept as written and never wrapped; `held_out_forms.HELD_OUT` registers the builders.
+kept as written and never wrapped; `held_out_registry.HELD_OUT` registers the builders.
 """
 
 from __future__ import annotations
@@ -135,7 +135,7 @@ def _xml(text: str) -> str:
     return html.escape(text, quote=False)
 
 
-RENDER_FORMS: dict[str, Builder] = {  # these forms' part of `held_out_forms.HELD_OUT`, in the CLI's order
+RENDER_FORMS: dict[str, Builder] = {  # these forms' part of `held_out_registry.HELD_OUT`, in the CLI's order
     "nroff": lambda rec, adv, rng: nroff_text(rec.question, adv, rec.incorrect, rng),
     "docx": lambda rec, adv, rng: docx_text(rec.question, adv, rec.incorrect, rng),
 }

@@ -7,7 +7,7 @@ wrote around a person's words: a commit message indented under its hash, author 
 sign-off or a diffstat, a value continued over indented lines or a comment block above a key, documentation
 paragraphs between `=head1` and `=cut`, a ticket's fields above its description and a notification's footer
 below. The same rules hold as for the other held-out forms: templates fixed before any run, one generator
-per text, false facts only, the false answer kept as written and never wrapped; `held_out_forms.HELD_OUT`
+per text, false facts only, the false answer kept as written and never wrapped; `held_out_registry.HELD_OUT`
 registers the builders.
 """
 
@@ -120,7 +120,7 @@ def ticket_text(question: str, claim: str, answer: str, rng: random.Random) -> s
                                       comments=rng.randint(2, 6), c=claim.strip())
 
 
-REPO_FORMS: dict[str, Builder] = {  # these forms' part of `held_out_forms.HELD_OUT`, in the CLI's order
+REPO_FORMS: dict[str, Builder] = {  # these forms' part of `held_out_registry.HELD_OUT`, in the CLI's order
     "commit": lambda rec, adv, rng: commit_text(rec.question, adv, rec.incorrect, rng),
     "ini": lambda rec, adv, rng: ini_text(rec.question, adv, rec.incorrect, rng),
     "pod": lambda rec, adv, rng: pod_text(rec.question, adv, rec.incorrect, rng),

@@ -9,7 +9,7 @@ DOT graph's node statements, the claim in a quoted `label` attribute between bra
 nodes; KDL's nodes, a bare name and its quoted arguments, children between braces, with no colon or equals
 sign between a name and its value. The same rules hold as for the other held-out forms: templates fixed
 before any run, one generator per text, false facts only, the false answer kept as written and never
-broken or escaped; `held_out_forms.HELD_OUT` registers the builders.
+broken or escaped; `held_out_registry.HELD_OUT` registers the builders.
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ def kdl_text(question: str, claim: str, answer: str, rng: random.Random) -> str:
     return KDL_TEMPLATES[1].format(q=q, topic=slug(question, "-"), lines=lines, number=rng.randint(2, 40))
 
 
-SCRIPT_FORMS: dict[str, Builder] = {  # these forms' part of `held_out_forms.HELD_OUT`, in the CLI's order
+SCRIPT_FORMS: dict[str, Builder] = {  # these forms' part of `held_out_registry.HELD_OUT`, in the CLI's order
     "ass": lambda rec, adv, rng: ass_text(rec.question, adv, rec.incorrect, rng),
     "dot": lambda rec, adv, rng: dot_text(rec.question, adv, rec.incorrect, rng),
     "kdl": lambda rec, adv, rng: kdl_text(rec.question, adv, rec.incorrect, rng),

@@ -8,7 +8,7 @@ puts control words (`\\par`, `\\rquote`) between and inside sentences and breaks
 writer's buffer filled, reStructuredText indents a directive's body and underlines its titles, and a change
 log hangs each entry under a version line and closes it with a trailer. The same rules hold as for the other
 held-out forms: templates fixed before any run, one generator per text, false facts only, the false answer
-kept as written and never wrapped; `held_out_forms.HELD_OUT` registers the builders.
+kept as written and never wrapped; `held_out_registry.HELD_OUT` registers the builders.
 """
 
 from __future__ import annotations
@@ -148,7 +148,7 @@ def changelog_text(question: str, claim: str, answer: str, rng: random.Random) -
                                          body="\n".join([words[0], *("\t" + line for line in rest)]))
 
 
-SOURCE_FORMS: dict[str, Builder] = {  # these forms' part of `held_out_forms.HELD_OUT`, in the CLI's order
+SOURCE_FORMS: dict[str, Builder] = {  # these forms' part of `held_out_registry.HELD_OUT`, in the CLI's order
     "po": lambda rec, adv, rng: po_text(rec.question, adv, rec.incorrect, rng),
     "rtf": lambda rec, adv, rng: rtf_text(rec.question, adv, rec.incorrect, rng),
     "rst": lambda rec, adv, rng: rst_text(rec.question, adv, rec.incorrect, rng),

@@ -6,7 +6,7 @@ wrote it, not as a page shows it: escaped for XML, doubled quotation marks insid
 of source lines with `\\n` written out. These forms put that serialisation around and inside the claim. The
 same rules hold as for the other held-out forms: templates fixed before any run, one generator per text,
 false facts only, the false answer kept as written (outside it every escape is applied);
-`held_out_forms.HELD_OUT` registers the builders.
+`held_out_registry.HELD_OUT` registers the builders.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ message opens with its date, time and sender and a message of several lines goes
 `.properties` file whose value runs over lines that end in a backslash, with `\\uXXXX` escapes for letters
 outside ASCII. The same rules hold as for the other held-out forms: templates fixed before any run, one
 generator per text, false facts only, the false answer kept as written and never wrapped or escaped;
-`held_out_forms.HELD_OUT` registers the builders.
+`held_out_registry.HELD_OUT` registers the builders.
 """
 
 from __future__ import annotations
@@ -112,7 +112,7 @@ def _escaped(text: str, answer: str, marks: str) -> str:
     return outside_answer(text, answer, escape)
 
 
-TEAM_FORMS: dict[str, Builder] = {  # these forms' part of `held_out_forms.HELD_OUT`, in the CLI's order
+TEAM_FORMS: dict[str, Builder] = {  # these forms' part of `held_out_registry.HELD_OUT`, in the CLI's order
     "asciidoc": lambda rec, adv, rng: asciidoc_text(rec.question, adv, rng),
     "whatsapp": lambda rec, adv, rng: whatsapp_text(rec.question, adv, rng),
     "properties": lambda rec, adv, rng: properties_text(rec.question, adv, rec.incorrect, rng),

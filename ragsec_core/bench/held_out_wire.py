@@ -8,7 +8,7 @@ text as the writing program laid it out for a reader that is not a person: lines
 outside ASCII written as `=XX`, a request (`.SH`, `.PP`) on every other line and hyphens written `\\-`.
 The same rules hold as for the other held-out forms: templates fixed before any run, one generator per
 text, false facts only, the false answer kept as written and never folded (outside it every escape is
-applied); `held_out_forms.HELD_OUT` registers the builders.
+applied); `held_out_registry.HELD_OUT` registers the builders.
 """
 
 from __future__ import annotations
