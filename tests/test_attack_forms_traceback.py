@@ -60,25 +60,37 @@ def planted(embedder):
     return PlantedCorpus.from_corpus(Corpus("varnholt", docs), embedder)
 
 
-@pytest.fixture(scope="module")
-def scored(planted, llm):
-    """form -> (trace, RAGCharacter's scored row) for the one planted case of each form."""
-    out = {}
-    for form in ATTACK_FORMS:
+class _Scored(dict):
+    """form -> (trace, RAGCharacter's scored row, or None where SmolLM2 does not adopt the case), each form
+    built, answered and traced by its own first test: a test's set-up stays one form's replays under
+    pytest-timeout however many forms there are, not all of them at once."""
+
+    def __init__(self, planted: PlantedCorpus, llm) -> None:
+        super().__init__()
+        self.planted, self.llm = planted, llm
+
+    def __missing__(self, form: str) -> tuple:
         adv = {"blind": BLIND, "garag": GARAG}.get(form, CLAIM)
         rec = AttackRecord("v1", QUESTION, (adv,), TARGET, (TRUE,), (), (PASSAGES[0],) if form == "garag" else ())
+        planted = self.planted
         texts = FormBuilder(form, planted.base, 0.5, SEEDS.get(form, 0)).texts(rec, 1)
         corpus, retriever = planted.apply(planted.plan(rec, texts, plant_mode(form, "embedded"), 0.5, random.Random(0)))
-        trace = Pipeline(corpus, retriever, llm).ask(QUESTION, k=5, alpha=0.5, labels=Labels("v1", [TRUE], TARGET))
+        trace = Pipeline(corpus, retriever, self.llm).ask(QUESTION, k=5, alpha=0.5, labels=Labels("v1", [TRUE], TARGET))
         adopted = bool(trace.signals.par and trace.signals.t_asr)  # the planted falsehood is adopted
-        assert adopted != (form in NOT_ADOPTED), (form, trace.answer)
-        out[form] = (trace, score(trace, get("ragcharacter").run(trace, MethodContext(llm, llm))) if adopted else None)
-    return out
+        row = score(trace, get("ragcharacter").run(trace, MethodContext(self.llm, self.llm))) if adopted else None
+        self[form] = (trace, row)
+        return self[form]
+
+
+@pytest.fixture(scope="module")
+def scored(planted, llm) -> _Scored:
+    return _Scored(planted, llm)
 
 
 def _row(scored: dict, form: str) -> dict:
     """The form's scored row, or a skip where SmolLM2 does not adopt the planted case (`NOT_ADOPTED`)."""
-    _, row = scored[form]
+    trace, row = scored[form]
+    assert (row is None) == (form in NOT_ADOPTED), (form, trace.answer)
     if row is None:
         pytest.skip(f"SmolLM2 does not adopt the planted {form} case")
     return row
