@@ -37,8 +37,9 @@ GARAG = ("Tha Varnholt lighthuose stnads onn teh northern breakwatter off the ha
 # "M. Eskell"), and the POD page closed by `=cut` (seed 1: on seed 0's list item, the answer in `B<…>`, SmolLM2
 # answers that the lighthouse is a fishing town), and a Word document's XML that SmolLM2 adopts first (seed 3:
 # on seeds 0-2 it answers "the engineer" and no name)
-# and the subtitle script SmolLM2 adopts first (seed 1: on seeds 0, 2 and 3 it copies the `\N` before the name)
-SEEDS = {"soup": 2, "pdf": 2, "unicode": 3, "rtf": 1, "pod": 1, "docx": 3, "ass": 1}
+# and the subtitle script SmolLM2 adopts first (seed 1: on seeds 0, 2 and 3 it copies the `\N` before the name),
+# and the whole caption file SmolLM2 adopts first (seed 1: on seed 0's excerpt it names "the engineer M.A.E.Varnholt")
+SEEDS = {"soup": 2, "pdf": 2, "unicode": 3, "rtf": 1, "pod": 1, "docx": 3, "ass": 1, "vtt": 1}
 # what the attribution rule does not reach yet: a blind article's set-up sentences before the claim and
 # after it (fluent, no query words, no answer, no salad); a reply's own line above the attribution is the
 # quoted mail's unit's since r84

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ragsec_core.bench.held_out_authored import AUTHORED_FORMS
 from ragsec_core.bench.held_out_bundle import BUNDLE_FORMS
+from ragsec_core.bench.held_out_captures import CAPTURE_FORMS
 from ragsec_core.bench.held_out_catalog import CATALOG_FORMS
 from ragsec_core.bench.held_out_domain import DOMAIN_FORMS
 from ragsec_core.bench.held_out_export import EXPORT_FORMS
@@ -22,5 +23,5 @@ from ragsec_core.bench.held_out_team import TEAM_FORMS
 
 HELD_OUT: dict[str, Builder] = {
     **FIRST_FORMS, **SOURCE_FORMS, **AUTHORED_FORMS, **REPO_FORMS, **RENDER_FORMS, **EXPORT_FORMS, **TEAM_FORMS,
-    **CATALOG_FORMS, **DOMAIN_FORMS, **GRAPH_FORMS, **BUNDLE_FORMS, **RECORD_FORMS, **SCRIPT_FORMS,
+    **CATALOG_FORMS, **DOMAIN_FORMS, **GRAPH_FORMS, **BUNDLE_FORMS, **RECORD_FORMS, **SCRIPT_FORMS, **CAPTURE_FORMS,
 }

@@ -43,7 +43,8 @@ from ragsec_core._util.paths import shared_data_dir
 # of r103 (bench/held_out_graph.py), and dockerfile, plist and textile on 7 Dec (twentieth session) after
 # the rules of r105 (bench/held_out_bundle.py), and textproto, sexp and ldif on 7 Dec (twenty-first
 # session) after the rules of r107 and r108 (bench/held_out_records.py), and ass, dot and kdl the same day
-# after the rules of r110 (bench/held_out_scripts.py).
+# after the rules of r110 (bench/held_out_scripts.py), and vtt, vcard and http on 7 Dec (twenty-third
+# session) after the rules of r113 (bench/held_out_captures.py).
 PLANT_MODES = ("embedded", "standalone")
 ATTACK_FORMS = ("black", "text", "hotflip", "bait-noise", "blind", "garag", "soup", "inject", "hidden", "faq",
                 "jsonld", "forum", "table", "chat", "email", "cite", "list", "quote", "note", "code", "transcript",
@@ -54,7 +55,7 @@ ATTACK_FORMS = ("black", "text", "hotflip", "bait-noise", "blind", "garag", "sou
                 "commit", "ini", "pod", "ticket", "nroff", "docx", "toml", "jsonl", "scrape",
                 "asciidoc", "whatsapp", "properties", "ris", "marc", "jira", "hl7", "gedcom", "hcl",
                 "turtle", "graphql", "bbcode", "dockerfile", "plist", "textile",
-                "textproto", "sexp", "ldif", "ass", "dot", "kdl")
+                "textproto", "sexp", "ldif", "ass", "dot", "kdl", "vtt", "vcard", "http")
 
 # bench speed: its sections ("hybrid" is only the hybrid part of "retrieval") and its default events file
 SPEED_SECTIONS = ("traceback", "retrieval", "hybrid", "attention", "startup")
