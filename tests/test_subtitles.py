@@ -2,7 +2,7 @@
 its first section header over its sections to its last line, a subtitle's text to its first sentence end,
 before the host's sentence glued on."""
 
-from ragsec_core.data.subtitles import scripts
+from ragsec_core.data.subtitles import captions, scripts
 
 from .planted_unit import HOST_AFTER, HOST_BEFORE, assert_planted_unit
 
@@ -32,3 +32,29 @@ def test_no_unit_of_prose():
                   "[Events]\nThe lamp was designed by Mara Eskell in 1871. It was lit in 1872.",
                   "[Events]\nNote: Mara Eskell designed the lamp in 1871.\nIt was lit in 1872."):
         assert scripts(HOST_BEFORE + prose + HOST_AFTER) == (), prose
+
+
+CUES = ("00:01:30.700 --> 00:01:36.000 line:85% align:center\nThe Varnholt lighthouse was designed\nby Mara Eskell in 1871.\n\n"
+        "00:01:36.200 --> 00:01:39.900 line:85% align:center\nIts plans were approved by the\nharbour board that year.")
+WEBVTT = ("WEBVTT - Varnholt Lighthouse\nKind: captions\n\nNOTE checked against the board's minutes\n\n1\n"
+          "00:00:09.700 --> 00:00:14.300\n<i>Who designed the Varnholt lighthouse?</i>\n\n2\n00:00:14.900 --> 00:00:17.400\n"
+          "<v Guest>The Varnholt lighthouse was designed by\nMara Eskell in 1871 &amp; lit in 1872.")
+
+
+def test_a_webvtt_file_or_an_excerpt_of_its_cues_is_one_closed_unit():
+    for planted in (CUES, WEBVTT, "7\n" + CUES):
+        assert_planted_unit(planted, captions, closed=True)
+
+
+def test_the_last_caption_line_ends_at_its_first_sentence_end():
+    """The host's sentence glued on after the last cue's last line, on that line, is not the captions'."""
+    text = HOST_BEFORE + CUES + HOST_AFTER
+    assert captions(text) == (((len(HOST_BEFORE), len(HOST_BEFORE) + len(CUES)), True),)
+
+
+def test_no_captions_in_prose_or_in_a_time_line_alone():
+    """A `WEBVTT` mention in prose, a time range in a sentence and a time line with no text after it are none."""
+    for prose in ("The WEBVTT format was not used in 1871. Mara Eskell designed the lamp.",
+                  "The lamp burned from 00:01:30.700 --> 00:01:36.000 that night, Mara Eskell said.",
+                  "Mara Eskell designed it.\n00:01:30.700 --> 00:01:36.000\n\nIt was lit in 1872."):
+        assert captions(HOST_BEFORE + prose + HOST_AFTER) == (), prose

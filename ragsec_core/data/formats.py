@@ -7,7 +7,7 @@ rendered manual page, an XML document or a namespaced XML element, a crawled web
 log's stamped lines, AsciiDoc source, an RIS or MARC record, a Jira issue's wiki markup or a Redmine page's
 Textile, an HL7 message or a GEDCOM record, a Turtle, a GraphQL schema or a Graphviz DOT document, a forum
 post's BBCode, a Dockerfile, a Protocol Buffers text-format file, an S-expression form, an LDIF entry, a KDL
-node or an ASS subtitle script) and gives each unit it finds with whether the writer closed it: a closed
+node, an ASS subtitle script, WebVTT captions or an HTTP exchange) and gives each unit it finds with whether the writer closed it: a closed
 unit ends at a mark of its own, an open one's last line runs to a sentence end. `markup` reads them all
 through `format_units` beside its own marks; a new format's reader is added here, not in `markup`.
 """
@@ -25,6 +25,7 @@ from ragsec_core.data.changelogs import entries as changelog_entries
 from ragsec_core.data.commits import commits
 from ragsec_core.data.configs import blocks, sections
 from ragsec_core.data.datafiles import data_files
+from ragsec_core.data.exchanges import exchanges
 from ragsec_core.data.graphs import graphs
 from ragsec_core.data.interchange import messages
 from ragsec_core.data.outline import entries as org_entries
@@ -35,7 +36,7 @@ from ragsec_core.data.roff import sources
 from ragsec_core.data.scraped import pages as scraped_pages
 from ragsec_core.data.slides import slides
 from ragsec_core.data.stamped import excerpts
-from ragsec_core.data.subtitles import scripts
+from ragsec_core.data.subtitles import captions, scripts
 from ragsec_core.data.threads import threads
 from ragsec_core.data.tickets import tickets
 from ragsec_core.data.wikimarkup import issues
@@ -46,7 +47,8 @@ FormatReader = Callable[[str], tuple[Unit, ...]]
 FORMAT_UNITS: tuple[FormatReader, ...] = (sources, threads, rst_units, changelog_entries, org_entries, slides,
                                           commits, sections, pod_blocks, tickets, pages,
                                           documents, elements, scraped_pages, excerpts, asciidoc_units, catalogue_records, issues,
-                                          messages, blocks, graphs, posts, dockerfiles, wiki_pages, data_files, scripts)
+                                          messages, blocks, graphs, posts, dockerfiles, wiki_pages, data_files, scripts,
+                                          captions, exchanges)
 
 
 def format_units(text: str) -> tuple[Unit, ...]:

@@ -12,6 +12,15 @@ its first section header over its sections (one blank line between two) to its l
 unit; the last line ends at its text's first sentence end (`layout.last_line_end`: a subtitle is a short
 line, and the host's sentence glued on after it stays out) or where the host's sentence glued on after a
 text with none opens, or a field's value where the host opens its sentence after it (`layout.value_end`).
+
+A web video's captions are a WebVTT file (`captions`): a `WEBVTT` line and its header's lines, then cues
+one blank line apart, each an identifier line maybe, a time line (`00:01:02.300 --> 00:01:05.000`, cue
+settings after it) and its text, wrapped into caption lines and holding voice and italic tags (`<v Guest>`,
+`<i>`). A track's excerpt is its cues alone. The split reads a time line as words of the sentence before it
+and runs the last caption line into the host's next sentence. So the file from its `WEBVTT` line, or an
+excerpt from its first time line (its identifier above it: a line of its own, or a number after the host's
+sentence), over its cues and `NOTE` blocks to its
+last cue's last line is one closed unit; that line ends at its first sentence end (`last_line_end`).
 """
 
 from __future__ import annotations
@@ -19,7 +28,7 @@ from __future__ import annotations
 import re
 
 from ragsec_core._util.text import Unit, outermost
-from ragsec_core.data.layout import MOST_LINES, last_line_end, line_end, raised_opener_cut, value_end
+from ragsec_core.data.layout import MOST_LINES, last_line_end, line_end, line_start, raised_opener_cut, value_end
 
 # the sections an ASS or SSA script holds, under their headers
 _SECTIONS = r"(?:Script Info|V4\+? Styles|Events|Fonts|Graphics|Aegisub Project Garbage|Aegisub Extradata)"
@@ -27,6 +36,14 @@ _HEADER = re.compile(rf"(?<!\S)\[{_SECTIONS}\][ \t]*\n")
 _FIELD = re.compile(r"[A-Za-z][\w ]{0,30}:[ \t]*(?=\S)")  # `Title: …`, `Format: …`, `Dialogue: …`
 _EVENT = re.compile(r"(?:Dialogue|Comment):[ \t]*(?:[^,\n]*,){9}")  # a subtitle's line to its text
 _LEAST = 2  # field lines a script holds at least (an events section's `Format:` and one `Dialogue:`)
+
+# a WebVTT time stamp (hours optional) and a cue's time line, its settings after it
+_VTT_TIME = r"(?:\d{2,}:)?[0-5]\d:[0-5]\d\.\d{3}"
+_TIMING = rf"{_VTT_TIME}[ \t]+-->[ \t]+{_VTT_TIME}(?=[ \t\n])"
+_TIME_LINE = re.compile(rf"{_TIMING}[^\n]*\n")
+_VTT_OPEN = re.compile(rf"(?<!\S)(?:WEBVTT(?=[ \t\n])|{_TIMING}|\d{{1,6}}[ \t]*\n(?={_TIMING}))")  # a numbered cue too
+_IDENTIFIER = re.compile(r"(?:(?!-->)[^\n]){1,60}")  # a cue's identifier: a line of its own, no time line's arrow
+_VTT_BLOCK = re.compile(r"(?:NOTE|STYLE|REGION)(?=[ \t\n])")  # a comment's, a style sheet's or a region's block
 
 
 def scripts(text: str) -> tuple[Unit, ...]:
@@ -66,3 +83,45 @@ def _line_end(text: str, start: int, field: re.Match[str]) -> int:
     end = last_line_end(text, event.end())
     cut = raised_opener_cut(text, event.end(), end)
     return end if cut is None else cut
+
+
+def captions(text: str) -> tuple[Unit, ...]:
+    """The text's WebVTT files and excerpts of cues, each closed: from its `WEBVTT` line or its first time
+    line (its identifier's line above it) to its last cue's last line (`_captions`)."""
+    return outermost(_VTT_OPEN, text, _captions)
+
+
+def _captions(text: str, opener: re.Match[str]) -> Unit | None:
+    """The captions `opener` opens: the header's lines where it is a `WEBVTT` line, then blocks one blank
+    line apart (a cue: an identifier's line maybe, a time line and text lines; a `NOTE`, `STYLE` or
+    `REGION` block), to the last cue's last line; None where no cue follows."""
+    start, i, last = opener.start(), opener.start(), None
+    if opener.group().startswith("WEBVTT"):
+        i = _block_end(text, i) + 1
+    else:
+        above = line_start(text, line_start(text, i) - 1) if line_start(text, i) > 0 else None
+        if line_start(text, i) == i and above is not None and _IDENTIFIER.fullmatch(text, above, i - 1):
+            start = above
+    for _ in range(MOST_LINES):
+        while i < len(text) and text[i] == "\n":
+            i += 1
+        cue = _TIME_LINE.match(text, i) or _TIME_LINE.match(text, line_end(text, i) + 1)
+        if cue is not None and (cue.start() == i or _IDENTIFIER.fullmatch(text, i, cue.start() - 1)):
+            stop = _block_end(text, cue.end())
+            if stop > cue.end():
+                last = line_start(text, stop)
+            i = stop + 1
+        elif _VTT_BLOCK.match(text, i):
+            i = _block_end(text, i) + 1
+        else:
+            break
+    return None if last is None else ((start, last_line_end(text, last)), True)
+
+
+def _block_end(text: str, i: int) -> int:
+    """Where the block whose first line starts at `i` ends: at the end of its last line before a blank line,
+    a time line or the text's end; at `i` where that line is empty."""
+    stop = line_end(text, i)
+    while stop > i and stop + 1 < len(text) and text[stop + 1] != "\n" and not _TIME_LINE.match(text, stop + 1):
+        stop = line_end(text, stop + 1)
+    return stop

@@ -1,0 +1,95 @@
+"""An HTTP exchange inside a passage, read as one unit: a response as a raw capture keeps it, or `curl -v`'s
+print of a request and its response.
+
+A crawler's or a proxy's capture, or a ticket that pastes one, holds a response as it came over the wire:
+a status line (`HTTP/1.1 200 OK`), header lines (`Content-Type: …`, `Content-Length: 294`), a blank line,
+then the body, exactly as many octets as its length header says. `curl -v` prints the same exchange with
+marks: its own progress lines behind `*`, the request's lines behind `>`, the response's head behind `<`
+(a bare `>` and `<` where each ends), the body unmarked, and a closing `* Connection #0 to host … left
+intact`. The sentence split reads the status and header lines as words of the host's sentence glued on
+before them, and the body's last line runs into the host's next sentence. So a response, from its status
+line to the octet its length header counts to, and `curl -v`'s print, from its first marked line to its
+closing line (or, with none, to the body's last line's first sentence end), are each one closed unit.
+A response with no length header is read to its body's first paragraph's end.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ragsec_core._util.text import Unit, outermost
+from ragsec_core.data.layout import MOST_LINES, last_line_end, line_end
+
+_VERSION = r"HTTP/\d(?:\.\d)?"
+_HEADER = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,40}:[ \t]*[^\n]*\n")  # `Content-Type: …`, `content-length: …`
+_LENGTH = re.compile(r"content-length:[ \t]*(\d{1,9})[ \t\r]*$", re.I | re.M)
+_STATUS = re.compile(rf"(?<![^\s.!?]){_VERSION}[ \t]+[1-5]\d\d(?:[ \t][^\n]{{0,60}})?\r?\n")
+# curl -v: a marked line (its own `*`, the request's `>`, the response's `<`, bare where a head ends) and
+# the marks of the request's and the response's first lines
+_MARKED = re.compile(r"[*<>](?:[ \t][^\n]*)?")
+_CURL_OPEN = re.compile(r"(?<![^\s.!?])\*[ \t]+\S|(?<![^\n])> [A-Z]+[ \t]\S+[ \t]HTTP/")
+_EXCHANGE = re.compile(rf"> [A-Z]+[ \t]\S+[ \t]{_VERSION}|< {_VERSION}[ \t]+[1-5]\d\d")
+_CLOSING = re.compile(r"\*[ \t]+(?:Connection #\d+ to host \S+ left intact|Closing connection(?:[ \t]#?\d+)?)")
+
+
+def exchanges(text: str) -> tuple[Unit, ...]:
+    """The text's HTTP responses and `curl -v` prints, each closed (`_response`, `_curl`)."""
+    found = sorted(outermost(_STATUS, text, _response) + outermost(_CURL_OPEN, text, _curl))
+    return tuple(unit for k, unit in enumerate(found) if not any(o[0][0] <= unit[0][0] < o[0][1] for o in found[:k]))
+
+
+def _response(text: str, status: re.Match[str]) -> Unit | None:
+    """The response whose status line `status` is: its header lines, a blank line, then the body to the
+    octet its length header counts to (`_counted`), or to its first paragraph's end where it has none;
+    None where no header line follows the status line."""
+    i, heads = status.end(), 0
+    while heads < MOST_LINES and (header := _HEADER.match(text, i)) is not None:
+        i, heads = header.end(), heads + 1
+    if not heads or not text.startswith(("\n", "\r\n"), i):
+        return None
+    body = text.find("\n", i) + 1
+    length = _LENGTH.search(text, status.end(), i)
+    end = _counted(text, body, int(length.group(1))) if length else None
+    if end is None:
+        stop = text.find("\n\n", body)
+        end = last_line_end(text, max(body, text.rfind("\n", body, len(text) if stop < 0 else stop) + 1))
+    return (status.start(), end), True
+
+
+def _counted(text: str, i: int, octets: int) -> int | None:
+    """Where `octets` UTF-8 octets from `i` end, or None where the text is shorter or that point falls
+    inside a word (the text's length header does not count what is written)."""
+    end = i
+    while octets > 0 and end < len(text):
+        octets -= len(text[end].encode())
+        end += 1
+    if octets != 0 or (end < len(text) and not text[end].isspace() and not text[end - 1].isspace()):
+        return None
+    return end
+
+
+def _curl(text: str, opener: re.Match[str]) -> Unit | None:
+    """The `curl -v` print that `opener` opens: marked lines, the body after the response head's bare `<`,
+    then marked lines again, to the closing line's end (`_CLOSING`) or the body's last line's first
+    sentence end; None where no request or response line is among them."""
+    i, exchange, body, last = opener.start(), False, False, None
+    for _ in range(MOST_LINES):
+        stop = line_end(text, i)
+        marked = _MARKED.fullmatch(text, i, stop)
+        if marked is not None:
+            exchange = exchange or _EXCHANGE.match(text, i) is not None
+            if body and (closing := _CLOSING.match(text, i)) is not None:
+                return ((opener.start(), closing.end()), True) if exchange else None
+            body = body or text[i:stop] == "<"
+            last = (i, stop)
+        elif body and text[i:stop].strip():
+            last = (i, last_line_end(text, i))
+        else:
+            break
+        if stop >= len(text):
+            break
+        i = stop + 1
+    if not exchange or last is None:
+        return None
+    closing = _CLOSING.match(text, last[0])
+    return (opener.start(), closing.end() if closing else last[1]), True
