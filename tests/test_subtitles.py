@@ -52,6 +52,16 @@ def test_the_last_caption_line_ends_at_its_first_sentence_end():
     assert captions(text) == (((len(HOST_BEFORE), len(HOST_BEFORE) + len(CUES)), True),)
 
 
+def test_the_host_s_own_lines_after_the_last_cue_are_no_captions():
+    """The host's dialogue runs on in lines of its own, one wider than any caption line, after the sentence
+    glued onto the last caption line, with no blank line between: the captions end at that line's first
+    sentence end. A caption line's abbreviation ("the U.S. Army") with caption lines after it ends none."""
+    dialogue = ' "Which one?"\n"You know, the one about the lamp and the harbour board."\n"Oh," I said.'
+    assert captions(HOST_BEFORE + CUES + dialogue) == (((len(HOST_BEFORE), len(HOST_BEFORE) + len(CUES)), True),)
+    abbreviated = CUES.replace("by the\nharbour board", "by the U.S. Army\nand the harbour board")
+    assert_planted_unit(abbreviated, captions, closed=True)
+
+
 def test_no_captions_in_prose_or_in_a_time_line_alone():
     """A `WEBVTT` mention in prose, a time range in a sentence and a time line with no text after it are none."""
     for prose in ("The WEBVTT format was not used in 1871. Mara Eskell designed the lamp.",

@@ -19,8 +19,10 @@ settings after it) and its text, wrapped into caption lines and holding voice an
 `<i>`). A track's excerpt is its cues alone. The split reads a time line as words of the sentence before it
 and runs the last caption line into the host's next sentence. So the file from its `WEBVTT` line, or an
 excerpt from its first time line (its identifier above it: a line of its own, or a number after the host's
-sentence), over its cues and `NOTE` blocks to its
-last cue's last line is one closed unit; that line ends at its first sentence end (`last_line_end`).
+sentence), over its cues and `NOTE` blocks to its last cue's last line is one closed unit; that line ends at
+its first sentence end (`last_line_end`). The last cue's last line is the first of its lines with words
+after a sentence end, where the host's sentence was glued on, that a line wider than any caption line by
+more than a word follows: the host's own lines after it (a dialogue's) are no captions, though no blank line parts them.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from __future__ import annotations
 import re
 
 from ragsec_core._util.text import Unit, outermost
-from ragsec_core.data.layout import MOST_LINES, last_line_end, line_end, line_start, raised_opener_cut, value_end
+from ragsec_core.data.layout import MOST_LINES, first_end, last_line_end, line_end, line_start, raised_opener_cut, value_end
 
 # the sections an ASS or SSA script holds, under their headers
 _SECTIONS = r"(?:Script Info|V4\+? Styles|Events|Fonts|Graphics|Aegisub Project Garbage|Aegisub Extradata)"
@@ -43,6 +45,7 @@ _TIMING = rf"{_VTT_TIME}[ \t]+-->[ \t]+{_VTT_TIME}(?=[ \t\n])"
 _TIME_LINE = re.compile(rf"{_TIMING}[^\n]*\n")
 _VTT_OPEN = re.compile(rf"(?<!\S)(?:WEBVTT(?=[ \t\n])|{_TIMING}|\d{{1,6}}[ \t]*\n(?={_TIMING}))")  # a numbered cue too
 _IDENTIFIER = re.compile(r"(?:(?!-->)[^\n]){1,60}")  # a cue's identifier: a line of its own, no time line's arrow
+_SLACK = 12  # characters a caption line may fall short of its track's width (the next word did not fit)
 _VTT_BLOCK = re.compile(r"(?:NOTE|STYLE|REGION)(?=[ \t\n])")  # a comment's, a style sheet's or a region's block
 
 
@@ -95,7 +98,7 @@ def _captions(text: str, opener: re.Match[str]) -> Unit | None:
     """The captions `opener` opens: the header's lines where it is a `WEBVTT` line, then blocks one blank
     line apart (a cue: an identifier's line maybe, a time line and text lines; a `NOTE`, `STYLE` or
     `REGION` block), to the last cue's last line; None where no cue follows."""
-    start, i, last = opener.start(), opener.start(), None
+    start, i, last, widest = opener.start(), opener.start(), None, 0
     if opener.group().startswith("WEBVTT"):
         i = _block_end(text, i) + 1
     else:
@@ -109,13 +112,39 @@ def _captions(text: str, opener: re.Match[str]) -> Unit | None:
         if cue is not None and (cue.start() == i or _IDENTIFIER.fullmatch(text, i, cue.start() - 1)):
             stop = _block_end(text, cue.end())
             if stop > cue.end():
-                last = line_start(text, stop)
+                if last is not None:
+                    widest = max(widest, _widest(text, *last))
+                last = (cue.end(), stop)
             i = stop + 1
         elif _VTT_BLOCK.match(text, i):
             i = _block_end(text, i) + 1
         else:
             break
-    return None if last is None else ((start, last_line_end(text, last)), True)
+    return None if last is None else ((start, last_line_end(text, _last_caption_line(text, *last, widest))), True)
+
+
+def _last_caption_line(text: str, i: int, stop: int, widest: int) -> int:
+    """Where the last cue's last line starts, its lines running from `i` to `stop` and the captions' lines
+    before it `widest` characters wide at most: at the first line with a sentence end and more words after
+    it (where the host's sentence was glued on) that a line wider than every caption line before it, by
+    more than a word (`_SLACK`), follows (the host's own lines, its dialogue's or its list's, are no captions though no blank line parts
+    them; a caption line's abbreviation, "the U.S. Therefore", has captions after it), else at the last."""
+    while (end := line_end(text, i)) < stop:
+        if text[first_end(text, i, end) : end].strip() and _widest(text, end + 1, stop) > max(widest, end - i) + _SLACK:
+            return i
+        widest, i = max(widest, end - i), end + 1
+    return i
+
+
+def _widest(text: str, i: int, stop: int) -> int:
+    """The widest line's characters from `i` to `stop`, each to its first sentence end (the host's sentence
+    glued on after the last one is not the line's)."""
+    widths, a = [0], i
+    while a < stop:
+        end = min(line_end(text, a), stop)
+        widths.append(first_end(text, a, end) - a)
+        a = end + 1
+    return max(widths)
 
 
 def _block_end(text: str, i: int) -> int:
