@@ -113,7 +113,7 @@ def _captions(text: str, opener: re.Match[str]) -> Unit | None:
             stop = _block_end(text, cue.end())
             if stop > cue.end():
                 if last is not None:
-                    widest = max(widest, _widest(text, *last))
+                    widest = max(widest, *(len(line) for line in text[last[0] : last[1]].split("\n")))
                 last = (cue.end(), stop)
             i = stop + 1
         elif _VTT_BLOCK.match(text, i):
@@ -124,11 +124,12 @@ def _captions(text: str, opener: re.Match[str]) -> Unit | None:
 
 
 def _last_caption_line(text: str, i: int, stop: int, widest: int) -> int:
-    """Where the last cue's last line starts, its lines running from `i` to `stop` and the captions' lines
-    before it `widest` characters wide at most: at the first line with a sentence end and more words after
-    it (where the host's sentence was glued on) that a line wider than every caption line before it, by
-    more than a word (`_SLACK`), follows (the host's own lines, its dialogue's or its list's, are no captions though no blank line parts
-    them; a caption line's abbreviation, "the U.S. Therefore", has captions after it), else at the last."""
+    """Where the last cue's last line starts, its lines running from `i` to `stop` and the caption lines
+    before them `widest` characters wide at most: at the first line with a sentence end and more words
+    after it (where the host's sentence was glued on) that a line wider than every caption line before it,
+    by more than a word (`_SLACK`), follows: the host's own lines (its dialogue's) are no captions, though
+    no blank line parts them; a caption line's abbreviation ("the U.S. Therefore") has captions after it.
+    Else at the last line."""
     while (end := line_end(text, i)) < stop:
         if text[first_end(text, i, end) : end].strip() and _widest(text, end + 1, stop) > max(widest, end - i) + _SLACK:
             return i
@@ -138,7 +139,7 @@ def _last_caption_line(text: str, i: int, stop: int, widest: int) -> int:
 
 def _widest(text: str, i: int, stop: int) -> int:
     """The widest line's characters from `i` to `stop`, each to its first sentence end (the host's sentence
-    glued on after the last one is not the line's)."""
+    glued on after the last line is not the captions')."""
     widths, a = [0], i
     while a < stop:
         end = min(line_end(text, a), stop)
