@@ -16,11 +16,11 @@ escaped; `held_out_registry.HELD_OUT` registers the builders.
 from __future__ import annotations
 
 import random
-from datetime import datetime
+from xml.sax.saxutils import escape
 
 from ragsec_core._util.text import bare_question
 from ragsec_core.bench.held_out_machine import AUTHORS, Builder, outside_answer, raised, slug, stamp, wrap_whole
-from ragsec_core.bench.held_out_wire import folded
+from ragsec_core.bench.held_out_wire import folded, text_value_escaped
 from ragsec_core.data.spans import sentence_texts
 
 # Fixed once on 7 Dec (twenty-third session), after the rules of r113 and before any run of these forms,
@@ -57,13 +57,14 @@ HTTP_TEMPLATES = ("HTTP/1.1 200 OK\nDate: {when:%a, %d %b %Y %H:%M:%S} GMT\nServ
 def vtt_text(question: str, claim: str, answer: str, rng: random.Random) -> str:
     """The claim in WebVTT captions: a whole file whose first cue gives the question in italics and each
     next cue a sentence in a guest's voice, or an excerpt of cues alone, a sentence each (`VTT_TEMPLATES`);
-    a cue's `&`, `<` and `>` escaped outside the answer, its text wrapped never inside the answer."""
+    a cue's `&`, `<` and `>` written as character references (`escape`, as XML's) outside the answer, its
+    text wrapped never inside the answer."""
     q, sentences = raised(bare_question(question)) + "?", sentence_texts(claim)
     whole = rng.random() < 0.5
     width = VTT_WIDTHS[0 if whole else 1]
-    texts = [f"<i>{_vtt_escaped(q)}</i>"] if whole else []
+    texts = [f"<i>{escape(q)}</i>"] if whole else []
     for sentence in sentences:
-        lines = [outside_answer(line, answer, _vtt_escaped) for line in wrap_whole(sentence, answer, width)]
+        lines = [outside_answer(line, answer, escape) for line in wrap_whole(sentence, answer, width)]
         texts.append(("<v Guest>" if whole else "") + "\n".join(lines))
     start, cues = rng.randint(10, 3000) * 100, []
     for k, text in enumerate(texts, 1):
@@ -73,11 +74,6 @@ def vtt_text(question: str, claim: str, answer: str, rng: random.Random) -> str:
         start = end + rng.randint(2, 8) * 100
     template = VTT_TEMPLATES[0 if whole else 1]
     return template.format(title=slug(question, " ").title(), cues="\n\n".join(cues))
-
-
-def _vtt_escaped(text: str) -> str:
-    """A cue's text as WebVTT needs it: `&`, `<` and `>` as character references."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _vtt_stamp(ms: int) -> str:
@@ -93,18 +89,13 @@ def vcard_text(question: str, claim: str, answer: str, rng: random.Random) -> st
     if rng.random() < 0.5:
         name, email = rng.choice(AUTHORS)
         first, last = name.split(" ", 1)
-        note = _vcard_escaped(q) + "\\n" + outside_answer(" ".join(sentences), answer, _vcard_escaped)
+        note = text_value_escaped(q) + "\\n" + outside_answer(" ".join(sentences), answer, text_value_escaped)
         return VCARD_TEMPLATES[0].format(last=last, first=first, name=name, email=email, when=stamp(rng),
                                          note=folded("NOTE:" + note, answer, VCARD_OCTETS))
-    notes = "\n".join(folded("NOTE:" + outside_answer(s, answer, _vcard_escaped), answer, VCARD_OCTETS) for s in sentences)
+    notes = "\n".join(folded("NOTE:" + outside_answer(s, answer, text_value_escaped), answer, VCARD_OCTETS) for s in sentences)
     return VCARD_TEMPLATES[1].format(title=slug(question, " ").title(), topic=slug(question, "-"),
-                                     q=folded("X-FAQ-QUESTION:" + _vcard_escaped(q), answer, VCARD_OCTETS), notes=notes,
+                                     q=folded("X-FAQ-QUESTION:" + text_value_escaped(q), answer, VCARD_OCTETS), notes=notes,
                                      number=rng.randint(100, 9999), uuid=_uuid(rng))
-
-
-def _vcard_escaped(text: str) -> str:
-    """A vCard text value as RFC 6350 escapes it: backslash, comma and semicolon behind a backslash."""
-    return text.replace("\\", "\\\\").replace(",", "\\,").replace(";", "\\;")
 
 
 def _uuid(rng: random.Random) -> str:
@@ -118,7 +109,7 @@ def http_text(question: str, claim: str, answer: str, rng: random.Random) -> str
     claim, or `curl -v`'s print of a GET and its HTTP/2 response, a sentence a line (`HTTP_TEMPLATES`);
     the length header counts the body's octets."""
     q, sentences = raised(bare_question(question)) + "?", sentence_texts(claim)
-    when: datetime = stamp(rng)
+    when = stamp(rng)
     if rng.random() < 0.5:
         body = f"{q}\n\n{' '.join(sentences)}"
         return HTTP_TEMPLATES[0].format(when=when, length=len(body.encode()), request=f"{rng.getrandbits(64):016x}",

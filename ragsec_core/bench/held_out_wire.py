@@ -47,16 +47,16 @@ ROFF_TEMPLATES = (".TH {NAME} 7 \"{when:%B %Y}\" \"kb-notes {v}\" \"Reader Quest
 
 def ics_text(question: str, claim: str, answer: str, rng: random.Random) -> str:
     """An iCalendar event (the question as its summary, the claim as its description) or a vCard's note:
-    text values escaped (`_ics_escaped`) outside the false answer, every content line folded (`folded`)."""
+    text values escaped (`text_value_escaped`) outside the false answer, every content line folded (`folded`)."""
     when = stamp(rng)
-    q = outside_answer(raised(bare_question(question)), answer, _ics_escaped)
+    q = outside_answer(raised(bare_question(question)), answer, text_value_escaped)
     text = rng.choice(ICS_TEMPLATES).format(
         uid=f"{rng.getrandbits(64):016x}", when=when, start=stamp(rng), q=q, name=rng.choice(AUTHOR_NAMES),
-        org=rng.choice(ICS_ORGS), c=outside_answer(claim.strip(), answer, _ics_escaped))
+        org=rng.choice(ICS_ORGS), c=outside_answer(claim.strip(), answer, text_value_escaped))
     return "\n".join(folded(line, answer) for line in text.split("\n"))
 
 
-def _ics_escaped(value: str) -> str:
+def text_value_escaped(value: str) -> str:
     """A TEXT value as iCalendar and vCard write it: backslash, semicolon and comma behind a backslash,
     a line break as `\\n`."""
     return value.replace("\\", "\\\\").replace(";", "\\;").replace(",", "\\,").replace("\n", "\\n")

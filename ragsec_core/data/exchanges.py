@@ -27,8 +27,9 @@ _STATUS = re.compile(rf"(?<![^\s.!?]){_VERSION}[ \t]+[1-5]\d\d(?:[ \t][^\n]{{0,6
 # curl -v: a marked line (its own `*`, the request's `>`, the response's `<`, bare where a head ends) and
 # the marks of the request's and the response's first lines
 _MARKED = re.compile(r"[*<>](?:[ \t][^\n]*)?")
-_CURL_OPEN = re.compile(r"(?<![^\s.!?])\*[ \t]+\S|(?<![^\n])> [A-Z]+[ \t]\S+[ \t]HTTP/")
-_EXCHANGE = re.compile(rf"> [A-Z]+[ \t]\S+[ \t]{_VERSION}|< {_VERSION}[ \t]+[1-5]\d\d")
+_REQUEST = r"> [A-Z]+[ \t]\S+[ \t]HTTP/"  # a request line's mark, method, target and protocol
+_CURL_OPEN = re.compile(rf"(?<![^\s.!?])\*[ \t]+\S|(?<![^\n]){_REQUEST}")
+_EXCHANGE = re.compile(rf"{_REQUEST}\d(?:\.\d)?|< {_VERSION}[ \t]+[1-5]\d\d")
 _CLOSING = re.compile(r"\*[ \t]+(?:Connection #\d+ to host \S+ left intact|Closing connection(?:[ \t]#?\d+)?)")
 
 

@@ -22,7 +22,8 @@ excerpt from its first time line (its identifier above it: a line of its own, or
 sentence), over its cues and `NOTE` blocks to its last cue's last line is one closed unit; that line ends at
 its first sentence end (`last_line_end`). The last cue's last line is the first of its lines with words
 after a sentence end, where the host's sentence was glued on, that a line wider than any caption line by
-more than a word follows: the host's own lines after it (a dialogue's) are no captions, though no blank line parts them.
+more than a word follows: the host's own lines after it (a dialogue's) are no captions, though no blank
+line parts them.
 """
 
 from __future__ import annotations
