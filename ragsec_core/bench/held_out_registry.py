@@ -19,9 +19,11 @@ from ragsec_core.bench.held_out_render import RENDER_FORMS
 from ragsec_core.bench.held_out_repo import REPO_FORMS
 from ragsec_core.bench.held_out_scripts import SCRIPT_FORMS
 from ragsec_core.bench.held_out_source import SOURCE_FORMS
+from ragsec_core.bench.held_out_specs import SPEC_FORMS
 from ragsec_core.bench.held_out_team import TEAM_FORMS
 
 HELD_OUT: dict[str, Builder] = {
     **FIRST_FORMS, **SOURCE_FORMS, **AUTHORED_FORMS, **REPO_FORMS, **RENDER_FORMS, **EXPORT_FORMS, **TEAM_FORMS,
     **CATALOG_FORMS, **DOMAIN_FORMS, **GRAPH_FORMS, **BUNDLE_FORMS, **RECORD_FORMS, **SCRIPT_FORMS, **CAPTURE_FORMS,
+    **SPEC_FORMS,
 }
