@@ -7,7 +7,7 @@ rendered manual page, an XML document or a namespaced XML element, a crawled web
 log's stamped lines, AsciiDoc source, an RIS or MARC record, a Jira issue's wiki markup or a Redmine page's
 Textile, an HL7 message or a GEDCOM record, a Turtle, a GraphQL schema or a Graphviz DOT document, a forum
 post's BBCode, a Dockerfile, a Protocol Buffers text-format file, an S-expression form, an LDIF entry, a KDL
-node, an ASS subtitle script, WebVTT captions or an HTTP exchange) and gives each unit it finds with whether the writer closed it: a closed
+node, an ASS subtitle script, WebVTT captions, an HTTP exchange, a Gherkin feature, a Texinfo source or an RFC's sections) and gives each unit it finds with whether the writer closed it: a closed
 unit ends at a mark of its own, an open one's last line runs to a sentence end. `markup` reads them all
 through `format_units` beside its own marks; a new format's reader is added here, not in `markup`.
 """
@@ -35,6 +35,7 @@ from ragsec_core.data.restructured import units as rst_units
 from ragsec_core.data.roff import sources
 from ragsec_core.data.scraped import pages as scraped_pages
 from ragsec_core.data.slides import slides
+from ragsec_core.data.specs import specs
 from ragsec_core.data.stamped import excerpts
 from ragsec_core.data.subtitles import captions, scripts
 from ragsec_core.data.threads import threads
@@ -48,7 +49,7 @@ FORMAT_UNITS: tuple[FormatReader, ...] = (sources, threads, rst_units, changelog
                                           commits, sections, pod_blocks, tickets, pages,
                                           documents, elements, scraped_pages, excerpts, asciidoc_units, catalogue_records, issues,
                                           messages, blocks, graphs, posts, dockerfiles, wiki_pages, data_files, scripts,
-                                          captions, exchanges)
+                                          captions, exchanges, specs)
 
 
 def format_units(text: str) -> tuple[Unit, ...]:
