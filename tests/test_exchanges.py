@@ -42,3 +42,16 @@ def test_no_exchange_in_prose_quoted_mail_or_a_bullet_list():
                   "> Who designed the lighthouse?\n> Mara Eskell designed it in 1871.\nThanks.",
                   "* Mara Eskell designed it.\n* It was lit in 1872."):
         assert exchanges(HOST_BEFORE + prose + HOST_AFTER) == (), prose
+
+
+def test_a_chunked_response_is_read_over_its_chunks_to_the_last():
+    """Each chunk's size line counts its octets in hex ("ë" two); the last chunk, `0`, closes the body, the
+    host's sentence glued on after it. A size that does not add up is not believed."""
+    first, second = "Who designed the Varnholt lighthouse?", "Mara Eskell (Zoë's aunt) designed it in 1871."
+    chunks = f"{len(first.encode()):x}\n{first}\n{len(second.encode()):x}\n{second}\n0"
+    chunked = f"HTTP/1.1 200 OK\nContent-Type: text/plain\nTransfer-Encoding: chunked\n\n{chunks}"
+    assert_planted_unit(chunked, exchanges, closed=True)
+    wrong = chunked.replace(f"{len(second.encode()):x}\n", "20\n")
+    start = len(HOST_BEFORE)
+    unit = exchanges(HOST_BEFORE + wrong + HOST_AFTER)[0][0]  # read as a body of no length: its last line's first sentence
+    assert unit == (start, start + len(wrong) + HOST_AFTER.index(".") + 1)

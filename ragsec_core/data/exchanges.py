@@ -10,7 +10,9 @@ intact`. The sentence split reads the status and header lines as words of the ho
 before them, and the body's last line runs into the host's next sentence. So a response, from its status
 line to the octet its length header counts to, and `curl -v`'s print, from its first marked line to its
 closing line (or, with none, to the body's last line's first sentence end), are each one closed unit.
-A response with no length header is read to its body's first paragraph's end.
+A chunked response (`Transfer-Encoding: chunked`) is read over its chunks, each a size line in hex and that
+many octets, to the last chunk of size 0 and the blank line after it. A response with neither is read to
+its body's first paragraph's end.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from ragsec_core.data.layout import MOST_LINES, last_line_end, line_end
 _VERSION = r"HTTP/\d(?:\.\d)?"
 _HEADER = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,40}:[ \t]*[^\n]*\n")  # `Content-Type: …`, `content-length: …`
 _LENGTH = re.compile(r"content-length:[ \t]*(\d{1,9})[ \t\r]*$", re.I | re.M)
+_CHUNKED = re.compile(r"transfer-encoding:[^\n]*\bchunked\b", re.I)
+_CHUNK_SIZE = re.compile(r"([0-9a-fA-F]{1,8})(?:;[^\n \t]*)?(?=\s|$)")  # a chunk's size in hex, maybe extensions
 _STATUS = re.compile(rf"(?<![^\s.!?]){_VERSION}[ \t]+[1-5]\d\d(?:[ \t][^\n]{{0,60}})?\r?\n")
 # curl -v: a marked line (its own `*`, the request's `>`, the response's `<`, bare where a head ends) and
 # the marks of the request's and the response's first lines
@@ -51,6 +55,8 @@ def _response(text: str, status: re.Match[str]) -> Unit | None:
     body = text.find("\n", i) + 1
     length = _LENGTH.search(text, status.end(), i)
     end = _counted(text, body, int(length.group(1))) if length else None
+    if end is None and _CHUNKED.search(text, status.end(), i):
+        end = _chunks_end(text, body)
     if end is None:
         stop = text.find("\n\n", body)
         end = last_line_end(text, max(body, text.rfind("\n", body, len(text) if stop < 0 else stop) + 1))
@@ -67,6 +73,24 @@ def _counted(text: str, i: int, octets: int) -> int | None:
     if octets != 0 or (end < len(text) and not text[end].isspace() and not text[end - 1].isspace()):
         return None
     return end
+
+
+def _chunks_end(text: str, i: int) -> int | None:
+    """Where a chunked body that starts at `i` ends: at its last chunk's size, `0` (the host's sentence may
+    be glued on after it); None where a size line or a chunk's octets do not add up."""
+    for _ in range(MOST_LINES):
+        size = _CHUNK_SIZE.match(text, i)
+        if size is None:
+            return None
+        octets = int(size.group(1), 16)
+        if octets == 0:
+            return size.end(1)
+        line = size.end() + (text[size.end()] == "\r" if size.end() < len(text) else 0)
+        end = _counted(text, line + 1, octets) if text.startswith("\n", line) else None
+        if end is None or not text.startswith(("\n", "\r\n"), end):
+            return None
+        i = text.index("\n", end) + 1
+    return None
 
 
 def _curl(text: str, opener: re.Match[str]) -> Unit | None:
