@@ -64,3 +64,11 @@ def test_no_unit_in_prose_that_names_a_keyword_a_command_or_a_number():
                   "4.  Who designed it?\n\nMara Eskell did, in 1871.",
                   f"The draft ends here.\n\n{FOOTER}The next page follows."):
         assert specs(HOST_BEFORE + prose + HOST_AFTER) == (), prose
+
+
+def test_a_unit_glued_on_after_a_citation_mark_or_a_closing_quote_opens_there():
+    """The planting glues the unit on after the host's sentence end, a citation's bracket or a closing quote
+    after it too ("….[18] Feature: …"); after a word it opens nothing."""
+    for before in ("It was lit in 1872.[18] ", 'The keeper said "lit in 1872." ', "It was lit in 1872.[18]"):
+        assert specs(before + OUTLINE + HOST_AFTER) == (((len(before), len(before) + len(OUTLINE)), True),), before
+    assert specs("The keeper's " + OUTLINE + HOST_AFTER) == ()

@@ -29,7 +29,9 @@ import re
 from ragsec_core._util.text import Span, Unit, outermost
 from ragsec_core.data.layout import MOST_LINES, last_line_end, line_end
 
-_OWN_LINE = r"(?:(?<![^\n])|(?<=[.!?])|(?<=[.!?][ \t]))"  # a unit opens its own line, or the planting glued it on after a sentence end
+# a unit opens its own line, or the planting glued it on after a sentence end (a closing mark or a citation's
+# bracket after it: "….[18] Feature: …")
+_OWN_LINE = r"(?:(?<![^\n])|(?<=[.!?\]\"”’)])|(?<=[.!?\]\"”’)][ \t]))"
 
 # Gherkin: a feature's tags or keyword line, or a scenario's; the lines a feature file is made of
 _FEATURE_OPEN = re.compile(_OWN_LINE + r"(?:@[\w-]+(?:[ \t]+@[\w-]+)*[ \t]*\n[ \t]*)?(?:Feature|Scenario(?: Outline| Template)?|Example):")
