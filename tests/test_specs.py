@@ -66,9 +66,12 @@ def test_no_unit_in_prose_that_names_a_keyword_a_command_or_a_number():
         assert specs(HOST_BEFORE + prose + HOST_AFTER) == (), prose
 
 
-def test_a_unit_glued_on_after_a_citation_mark_or_a_closing_quote_opens_there():
-    """The planting glues the unit on after the host's sentence end, a citation's bracket or a closing quote
-    after it too ("….[18] Feature: …"); after a word it opens nothing."""
-    for before in ("It was lit in 1872.[18] ", 'The keeper said "lit in 1872." ', "It was lit in 1872.[18]"):
-        assert specs(before + OUTLINE + HOST_AFTER) == (((len(before), len(before) + len(OUTLINE)), True),), before
-    assert specs("The keeper's " + OUTLINE + HOST_AFTER) == ()
+def test_a_unit_opens_where_the_planting_glued_it_on():
+    """After the host's sentence end, a citation's bracket, a closing quote or a colon, with a space or
+    without ("….[18]Feature: …"), or after a host's word and a space ("I Wan'na \\input texinfo"); inside a
+    word, never."""
+    for before in ("It was lit in 1872.[18] ", 'The keeper said "lit in 1872."', "It was lit in 1872.[18]",
+                   "Bones have a variety of functions: ", "I Wan'na "):
+        for unit in (OUTLINE, MANUAL):
+            assert specs(before + unit + HOST_AFTER) == (((len(before), len(before) + len(unit)), True),), before
+    assert specs("The keeper's" + OUTLINE + HOST_AFTER) == ()

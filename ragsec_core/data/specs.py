@@ -29,9 +29,10 @@ import re
 from ragsec_core._util.text import Span, Unit, outermost
 from ragsec_core.data.layout import MOST_LINES, last_line_end, line_end
 
-# a unit opens its own line, or the planting glued it on after a sentence end (a closing mark or a citation's
-# bracket after it: "….[18] Feature: …")
-_OWN_LINE = r"(?:(?<![^\n])|(?<=[.!?\]\"”’)])|(?<=[.!?\]\"”’)][ \t]))"
+# where a unit opens: after a space or a line break (the planting may glue it on after a host's word: "I Wan'na
+# \input texinfo"), or glued on after a sentence end, a colon, a closing mark or a citation's bracket
+# ("….[18]Feature: …"); inside a word, never
+_OWN_LINE = r"(?<![^\s.!?:\]\"”’)])"
 
 # Gherkin: a feature's tags or keyword line, or a scenario's; the lines a feature file is made of
 _FEATURE_OPEN = re.compile(_OWN_LINE + r"(?:@[\w-]+(?:[ \t]+@[\w-]+)*[ \t]*\n[ \t]*)?(?:Feature|Scenario(?: Outline| Template)?|Example):")
