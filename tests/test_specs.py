@@ -31,16 +31,18 @@ SECTION = ("4.  Who designed the Varnholt lighthouse?\n\n"
            "   breakwater.  Its lamp was made in a Glasgow foundry and was lit\n   in 1872.")
 
 
-def test_a_feature_a_scenario_outline_or_texinfo_source_is_one_closed_unit():
-    for planted in (FEATURE, OUTLINE, MANUAL, NODE, SECTION + f"\n\n{FOOTER}{HEADER}"):
+def test_a_feature_a_scenario_outline_texinfo_source_or_an_rfc_page_is_one_closed_unit():
+    for planted in (FEATURE, OUTLINE, MANUAL, NODE, SECTION + f"\n\n\n{FOOTER}{HEADER}"):
         assert_planted_unit(planted, specs, closed=True)
 
 
 def test_an_rfc_section_reads_over_its_page_break_to_its_last_line():
     """The page's footer, form feed and running header inside the paragraph are the section's; its last
-    line ends where the host's glued sentence makes it wider than the paragraph's widest line."""
-    text = HOST_BEFORE + SECTION + HOST_AFTER
-    assert specs(text) == (((len(HOST_BEFORE), len(HOST_BEFORE) + len(SECTION)), False),)
+    line ends at its last sentence end within the page's 72 columns, the host's sentence glued on after it
+    running past them."""
+    after = " Its lantern, made in a Glasgow foundry and shipped north by rail, was first lit in the spring of 1872."
+    text = HOST_BEFORE + SECTION + after
+    assert specs(text) == (((len(HOST_BEFORE), len(HOST_BEFORE) + len(SECTION)), True),)
 
 
 def test_a_last_step_without_a_doc_string_or_table_ends_at_its_first_sentence_end():

@@ -21,6 +21,7 @@ import random
 from ragsec_core._util.text import bare_question
 from ragsec_core.bench.held_out_machine import AUTHOR_NAMES, Builder, heading, outside_answer, raised, slug, stamp, wrap_whole
 from ragsec_core.data.spans import sentence_texts
+from ragsec_core.data.specs import RFC_WIDTH
 
 # Fixed once on 7 Dec (twenty-fourth session), after the rules of r115 and before any run of these forms,
 # and not to be set from a result. `gherkin`: the claim in a Cucumber feature file, either a scenario whose
@@ -44,7 +45,6 @@ TEXINFO_TEMPLATES = ("\\input texinfo   @c -*-texinfo-*-\n@c %**start of header\
                      "@node {title}\n@chapter {q}\n@cindex {index}\n\n{filled}\n\n@bye",
                      "@node {title}\n@section {title}\n@cindex {index}\n\n@table @asis\n@item {q}\n{filled}\n@end table")
 TEXINFO_WIDTH = 72  # a Texinfo paragraph's line, as Emacs's texinfo-mode fills it
-RFC_WIDTH = 72  # an RFC's line, page headers and footers included
 RFC_INDENT = "   "  # a section's text under its heading
 RFC_STATUS = ("Informational", "Standards Track", "Experimental")
 

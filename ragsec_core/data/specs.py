@@ -17,9 +17,10 @@ over its lines to the closing `\"\"\"` or the last row's last bar (closed), or t
 sentence end; Texinfo from `\\input texinfo` or an `@node` line to `@bye` or the `@end` that closes its last
 block (closed), or over its paragraphs to the last one's last line; an RFC's sections from a heading over
 their paragraphs and page breaks to a running header that ends them (closed) or the last paragraph's last
-line. An open unit's last line ends at its first sentence end (`last_line_end`): a filled paragraph's width
-cannot tell a short host sentence glued on from the claim's own, and the cohesion reading takes a claim
-sentence after it that goes on with it.
+line, which ends at its last sentence end within the page's 72 columns: no RFC line is wider, and the host's
+sentence glued on after it runs past them. Texinfo's paragraphs have no such width: an open source's last
+line ends at its first sentence end (`last_line_end`), and the cohesion reading takes a claim sentence
+after it that goes on with it.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from __future__ import annotations
 import re
 
 from ragsec_core._util.text import Span, Unit, outermost
-from ragsec_core.data.layout import MOST_LINES, last_line_end, line_end
+from ragsec_core.data.layout import MOST_LINES, end_within, last_line_end, line_end
 
 # where a unit opens: after a space or a line break (the planting may glue it on after a host's word: "I Wan'na
 # \input texinfo"), or glued on after a sentence end, a colon, a closing mark or a citation's bracket
@@ -52,12 +53,13 @@ _BYE = re.compile(r"@bye\b")
 _STRUCTURE = re.compile(r"@(?:top|chapter|section|subsection|subsubsection|unnumbered|appendix|cindex|setfilename|"
                         r"settitle|item|end|menu)\b")
 # RFC: a numbered section heading above its indented text; a page's footer, form feed and running header
-_RFC_HEADING = re.compile(_OWN_LINE + r"(?:\d{1,2}\.)+(?:\d{1,2})?[ \t]{2}\S[^\n]{0,70}\n[ \t]*\n[ \t]{3}\S")
+_RFC_HEADING = re.compile(_OWN_LINE + r"(?:\d{1,2}\.)+(?:\d{1,2})?[ \t]{2}\S[^\n]{0,400}\n[ \t]*\n[ \t]{3}\S")  # a long question as its title too
 _RFC_SUBHEADING = re.compile(r"(?:\d{1,2}\.)+(?:\d{1,2})?[ \t]{2}\S")
 _FOOTER = re.compile(r"\S[^\n]{0,70}\[Page \d{1,3}\][ \t]*$", re.M)
 _RUNNING = re.compile(r"(?:RFC \d{1,5}|Internet-Draft)[ \t]{2,}[^\n]{0,60}?\b(?:January|February|March|April|May|June|July|"
                       r"August|September|October|November|December)[ \t]+\d{4}")
 _INDENT = "   "  # an RFC section's text
+RFC_WIDTH = 72  # an RFC's plain-text line, at most (RFC 7994): its last line ends within it
 
 
 def specs(text: str) -> tuple[Unit, ...]:
@@ -142,15 +144,16 @@ def _texinfo(text: str, opener: re.Match[str]) -> Unit | None:
 
 def _rfc(text: str, opener: re.Match[str]) -> Unit | None:
     """The RFC sections `opener` opens: their headings, lines indented three spaces, blank lines and page
-    breaks (`_page_break`), to a running header after which no section's line follows (closed), or to the
-    last indented line's first sentence end (`last_line_end`), the host's sentence glued on after it left
-    out; None where no indented line follows."""
+    breaks (`_page_break`), to a running header after which no section's line follows, or to the last
+    indented line's last sentence end within the page's width (`end_within`, `RFC_WIDTH`): the host's
+    sentence glued on after it runs past the width. Closed either way; None where no indented line
+    follows."""
     lines, k, end = _lines(text, opener.start()), 1, None
     while k < len(lines):
         a, b = lines[k]
         line = text[a:b]
         if line.startswith(_INDENT) and line.strip():
-            end = last_line_end(text, a)
+            end = end_within(text, a, b, RFC_WIDTH)
         elif (page := _page_break(text, lines, k)) is not None:
             k, running = page
             if k + 1 >= len(lines) or not (text[slice(*lines[k + 1])].startswith(_INDENT) or _RFC_SUBHEADING.match(text, lines[k + 1][0])):
@@ -158,7 +161,7 @@ def _rfc(text: str, opener: re.Match[str]) -> Unit | None:
         elif line.strip() and _RFC_SUBHEADING.match(line) is None:
             break
         k += 1
-    return None if end is None else ((opener.start(), end), False)
+    return None if end is None else ((opener.start(), end), True)
 
 
 def _page_break(text: str, lines: list[Span], k: int) -> tuple[int, int] | None:
