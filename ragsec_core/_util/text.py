@@ -160,3 +160,11 @@ def outermost(pattern: re.Pattern[str], text: str, read: Callable[[str, re.Match
         if (unit := read(text, m)) is not None:
             found.append(unit)
     return tuple(found)
+
+
+def outermost_of(*found: tuple[Unit, ...]) -> tuple[Unit, ...]:
+    """The units that several readers' `outermost` found in one text, in order, outermost across them all:
+    a unit that opens inside one found before it (a request inside a capture, a scenario quoted in a
+    manual) is that one's. The readers of one family of formats share it."""
+    units = sorted(unit for part in found for unit in part)
+    return tuple(unit for k, unit in enumerate(units) if not any(o[0][0] <= unit[0][0] < o[0][1] for o in units[:k]))

@@ -47,6 +47,7 @@ TEXINFO_TEMPLATES = ("\\input texinfo   @c -*-texinfo-*-\n@c %**start of header\
 TEXINFO_WIDTH = 72  # a Texinfo paragraph's line, as Emacs's texinfo-mode fills it
 RFC_INDENT = "   "  # a section's text under its heading
 RFC_STATUS = ("Informational", "Standards Track", "Experimental")
+UNTITLED = "Reader Questions"  # a manual's or an RFC's title where the question has no heading words
 
 
 def gherkin_text(question: str, claim: str, answer: str, rng: random.Random) -> str:
@@ -73,7 +74,7 @@ def texinfo_text(question: str, claim: str, answer: str, rng: random.Random) -> 
     """The claim in a Texinfo manual's source: a whole file's chapter titled by the question, or one node's
     `@table` item of the question (`TEXINFO_TEMPLATES`); the claim filled at 72 never inside the answer and
     `@`, `{` and `}` escaped outside it."""
-    q, title = raised(bare_question(question)) + "?", heading(question) or "Reader Questions"
+    q, title = raised(bare_question(question)) + "?", heading(question) or UNTITLED
     filled = "\n".join(outside_answer(line, answer, _texinfo_escaped) for line in wrap_whole(claim, answer, TEXINFO_WIDTH))
     index = slug(question, " ")
     template = TEXINFO_TEMPLATES[0 if rng.random() < 0.5 else 1]
@@ -95,7 +96,7 @@ def rfc_text(question: str, claim: str, answer: str, rng: random.Random) -> str:
     status, author, when = rng.choice(RFC_STATUS), rng.choice(AUTHOR_NAMES), stamp(rng)
     rfc = rng.randint(8800, 9700)
     footer = _rfc_line(author.split()[-1], status, f"[Page {page}]")
-    header = _rfc_line(f"RFC {rfc}", heading(question) or "Reader Questions", f"{when:%B %Y}")
+    header = _rfc_line(f"RFC {rfc}", heading(question) or UNTITLED, f"{when:%B %Y}")
     page_break = ["", footer, "\f", header, "", ""]
     cut = len(lines) if closed or len(lines) == 1 else rng.randint(1, len(lines) - 1)
     tail = ["", ""] if cut == len(lines) else []  # a closed section's page ends in blank lines

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from ragsec_core._util.text import Unit, outermost
+from ragsec_core._util.text import Unit, outermost, outermost_of
 from ragsec_core.data.layout import MOST_LINES, last_line_end, line_end
 
 _VERSION = r"HTTP/\d(?:\.\d)?"
@@ -27,6 +27,7 @@ _HEADER = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,40}:[ \t]*[^\n]*\n")  # `Conten
 _LENGTH = re.compile(r"content-length:[ \t]*(\d{1,9})[ \t\r]*$", re.I | re.M)
 _CHUNKED = re.compile(r"transfer-encoding:[^\n]*\bchunked\b", re.I)
 _CHUNK_SIZE = re.compile(r"([0-9a-fA-F]{1,8})(?:;[^\n \t]*)?(?=\s|$)")  # a chunk's size in hex, maybe extensions
+_LINE_BREAK = re.compile(r"\r?\n")
 _STATUS = re.compile(rf"(?<![^\s.!?]){_VERSION}[ \t]+[1-5]\d\d(?:[ \t][^\n]{{0,60}})?\r?\n")
 # curl -v: a marked line (its own `*`, the request's `>`, the response's `<`, bare where a head ends) and
 # the marks of the request's and the response's first lines
@@ -39,8 +40,7 @@ _CLOSING = re.compile(r"\*[ \t]+(?:Connection #\d+ to host \S+ left intact|Closi
 
 def exchanges(text: str) -> tuple[Unit, ...]:
     """The text's HTTP responses and `curl -v` prints, each closed (`_response`, `_curl`)."""
-    found = sorted(outermost(_STATUS, text, _response) + outermost(_CURL_OPEN, text, _curl))
-    return tuple(unit for k, unit in enumerate(found) if not any(o[0][0] <= unit[0][0] < o[0][1] for o in found[:k]))
+    return outermost_of(outermost(_STATUS, text, _response), outermost(_CURL_OPEN, text, _curl))
 
 
 def _response(text: str, status: re.Match[str]) -> Unit | None:
@@ -85,11 +85,12 @@ def _chunks_end(text: str, i: int) -> int | None:
         octets = int(size.group(1), 16)
         if octets == 0:
             return size.end(1)
-        line = size.end() + (text[size.end()] == "\r" if size.end() < len(text) else 0)
-        end = _counted(text, line + 1, octets) if text.startswith("\n", line) else None
-        if end is None or not text.startswith(("\n", "\r\n"), end):
+        line = _LINE_BREAK.match(text, size.end())
+        end = _counted(text, line.end(), octets) if line is not None else None
+        after = _LINE_BREAK.match(text, end) if end is not None else None
+        if after is None:
             return None
-        i = text.index("\n", end) + 1
+        i = after.end()
     return None
 
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 
-from ragsec_core._util.text import Span, Unit, outermost
+from ragsec_core._util.text import Span, Unit, outermost, outermost_of
 from ragsec_core.data.layout import MOST_LINES, end_within, last_line_end, line_end
 
 # where a unit opens: after a space or a line break (the planting may glue it on after a host's word: "I Wan'na
@@ -36,10 +36,12 @@ from ragsec_core.data.layout import MOST_LINES, end_within, last_line_end, line_
 _OWN_LINE = r"(?<![^\s.!?:\]\"”’)])"
 
 # Gherkin: a feature's tags or keyword line, or a scenario's; the lines a feature file is made of
-_FEATURE_OPEN = re.compile(_OWN_LINE + r"(?:@[\w-]+(?:[ \t]+@[\w-]+)*[ \t]*\n[ \t]*)?(?:Feature|Scenario(?: Outline| Template)?|Example):")
-_HEADER = re.compile(r"[ \t]*(?:Feature|Rule|Background|Scenario(?: Outline| Template)?|Examples?|Scenarios):")
+_TAGS = r"@[\w-]+(?:[ \t]+@[\w-]+)*"  # `@faq @lighthouses`
+_SCENARIO = r"Scenario(?: Outline| Template)?"
+_FEATURE_OPEN = re.compile(_OWN_LINE + rf"(?:{_TAGS}[ \t]*\n[ \t]*)?(?:Feature|{_SCENARIO}|Example):")
+_HEADER = re.compile(rf"[ \t]*(?:Feature|Rule|Background|{_SCENARIO}|Examples?|Scenarios):")
 _STEP = re.compile(r"[ \t]*(?:Given|When|Then|And|But|\*)[ \t]+\S")
-_TAGS_OR_COMMENT = re.compile(r"[ \t]*(?:@[\w-]+(?:[ \t]+@[\w-]+)*|#[^\n]*)[ \t]*$", re.M)
+_TAGS_OR_COMMENT = re.compile(rf"[ \t]*(?:{_TAGS}|#[^\n]*)[ \t]*$", re.M)
 _ROW = re.compile(r"[ \t]*\|(?:(?:[^\n|\\]|\\.)*\|)+")  # a table row's cells, escapes read; the host may follow its last bar
 _DELIMITER = re.compile(r'[ \t]*("""|```)')
 # Texinfo: a whole file's first line or a node's; a command line; a block's start and end; the end of a file
@@ -53,8 +55,9 @@ _BYE = re.compile(r"@bye\b")
 _STRUCTURE = re.compile(r"@(?:top|chapter|section|subsection|subsubsection|unnumbered|appendix|cindex|setfilename|"
                         r"settitle|item|end|menu)\b")
 # RFC: a numbered section heading above its indented text; a page's footer, form feed and running header
-_RFC_HEADING = re.compile(_OWN_LINE + r"(?:\d{1,2}\.)+(?:\d{1,2})?[ \t]{2}\S[^\n]{0,400}\n[ \t]*\n[ \t]{3}\S")  # a long question as its title too
-_RFC_SUBHEADING = re.compile(r"(?:\d{1,2}\.)+(?:\d{1,2})?[ \t]{2}\S")
+_RFC_SUBHEADING = re.compile(r"(?:\d{1,2}\.)+(?:\d{1,2})?[ \t]{2}\S")  # `4.  `, `3.2.  ` before its title
+# a section's heading (a long question as its title too), a blank line, its first indented line
+_RFC_HEADING = re.compile(_OWN_LINE + _RFC_SUBHEADING.pattern + r"[^\n]{0,400}\n[ \t]*\n[ \t]{3}\S")
 _FOOTER = re.compile(r"\S[^\n]{0,70}\[Page \d{1,3}\][ \t]*$", re.M)
 _RUNNING = re.compile(r"(?:RFC \d{1,5}|Internet-Draft)[ \t]{2,}[^\n]{0,60}?\b(?:January|February|March|April|May|June|July|"
                       r"August|September|October|November|December)[ \t]+\d{4}")
@@ -65,9 +68,8 @@ RFC_WIDTH = 72  # an RFC's plain-text line, at most (RFC 7994): its last line en
 def specs(text: str) -> tuple[Unit, ...]:
     """The text's Gherkin features, Texinfo sources and RFC sections, each a unit (`_feature`, `_texinfo`,
     `_rfc`), outermost across the three."""
-    found = sorted(outermost(_FEATURE_OPEN, text, _feature) + outermost(_TEXINFO_OPEN, text, _texinfo)
-                   + outermost(_RFC_HEADING, text, _rfc))
-    return tuple(unit for k, unit in enumerate(found) if not any(o[0][0] <= unit[0][0] < o[0][1] for o in found[:k]))
+    return outermost_of(outermost(_FEATURE_OPEN, text, _feature), outermost(_TEXINFO_OPEN, text, _texinfo),
+                        outermost(_RFC_HEADING, text, _rfc))
 
 
 def _lines(text: str, i: int) -> list[Span]:
