@@ -14,6 +14,7 @@ from ragsec_core.bench.held_out_export import EXPORT_FORMS
 from ragsec_core.bench.held_out_forms import FIRST_FORMS
 from ragsec_core.bench.held_out_graph import GRAPH_FORMS
 from ragsec_core.bench.held_out_machine import Builder
+from ragsec_core.bench.held_out_notations import NOTATION_FORMS
 from ragsec_core.bench.held_out_records import RECORD_FORMS
 from ragsec_core.bench.held_out_render import RENDER_FORMS
 from ragsec_core.bench.held_out_repo import REPO_FORMS
@@ -25,5 +26,5 @@ from ragsec_core.bench.held_out_team import TEAM_FORMS
 HELD_OUT: dict[str, Builder] = {
     **FIRST_FORMS, **SOURCE_FORMS, **AUTHORED_FORMS, **REPO_FORMS, **RENDER_FORMS, **EXPORT_FORMS, **TEAM_FORMS,
     **CATALOG_FORMS, **DOMAIN_FORMS, **GRAPH_FORMS, **BUNDLE_FORMS, **RECORD_FORMS, **SCRIPT_FORMS, **CAPTURE_FORMS,
-    **SPEC_FORMS,
+    **SPEC_FORMS, **NOTATION_FORMS,
 }

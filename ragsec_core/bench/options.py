@@ -45,7 +45,8 @@ from ragsec_core._util.paths import shared_data_dir
 # session) after the rules of r107 and r108 (bench/held_out_records.py), and ass, dot and kdl the same day
 # after the rules of r110 (bench/held_out_scripts.py), and vtt, vcard and http on 7 Dec (twenty-third
 # session) after the rules of r113 (bench/held_out_captures.py), and gherkin, texinfo and rfc on 7 Dec
-# (twenty-fourth session) after the rules of r115 (bench/held_out_specs.py).
+# (twenty-fourth session) after the rules of r115 (bench/held_out_specs.py), and conllu, edifact and pug on
+# 8 Dec (twenty-fifth session) after the rules of r117 (bench/held_out_notations.py).
 PLANT_MODES = ("embedded", "standalone")
 ATTACK_FORMS = ("black", "text", "hotflip", "bait-noise", "blind", "garag", "soup", "inject", "hidden", "faq",
                 "jsonld", "forum", "table", "chat", "email", "cite", "list", "quote", "note", "code", "transcript",
@@ -57,7 +58,7 @@ ATTACK_FORMS = ("black", "text", "hotflip", "bait-noise", "blind", "garag", "sou
                 "asciidoc", "whatsapp", "properties", "ris", "marc", "jira", "hl7", "gedcom", "hcl",
                 "turtle", "graphql", "bbcode", "dockerfile", "plist", "textile",
                 "textproto", "sexp", "ldif", "ass", "dot", "kdl", "vtt", "vcard", "http",
-                "gherkin", "texinfo", "rfc")
+                "gherkin", "texinfo", "rfc", "conllu", "edifact", "pug")
 
 # bench speed: its sections ("hybrid" is only the hybrid part of "retrieval") and its default events file
 SPEED_SECTIONS = ("traceback", "retrieval", "hybrid", "attention", "startup")
