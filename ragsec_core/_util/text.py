@@ -149,6 +149,12 @@ def black_box_text(question: str, adv: str) -> str:
     return f"{bare_question(question)}. {adv}"
 
 
+# where a format's unit opens: after a space or a line break (the planting may glue it on after a host's word: "I
+# Wan'na \input texinfo"), or glued on after a sentence end, a colon, a closing mark or a citation's bracket
+# ("….[18]Feature: …"); inside a word, never. The readers of `outermost` prefix their openers with it.
+OWN_LINE = r"(?<![^\s.!?:\]\"”’)])"
+
+
 def outermost(pattern: re.Pattern[str], text: str, read: Callable[[str, re.Match[str]], Unit | None]) -> tuple[Unit, ...]:
     """The units that `read` makes of the pattern's matches in the text (None: no unit there), outermost
     only: a match that opens inside the unit found before it is that unit's (a nested block, a paragraph of

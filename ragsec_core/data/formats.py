@@ -7,9 +7,11 @@ rendered manual page, an XML document or a namespaced XML element, a crawled web
 log's stamped lines, AsciiDoc source, an RIS or MARC record, a Jira issue's wiki markup or a Redmine page's
 Textile, an HL7 message or a GEDCOM record, a Turtle, a GraphQL schema or a Graphviz DOT document, a forum
 post's BBCode, a Dockerfile, a Protocol Buffers text-format file, an S-expression form, an LDIF entry, a KDL
-node, an ASS subtitle script, WebVTT captions, an HTTP exchange, a Gherkin feature, a Texinfo source or an RFC's sections) and gives each unit it finds with whether the writer closed it: a closed
-unit ends at a mark of its own, an open one's last line runs to a sentence end. `markup` reads them all
-through `format_units` beside its own marks; a new format's reader is added here, not in `markup`.
+node, an ASS subtitle script, WebVTT captions, an HTTP exchange, a Gherkin feature, a Texinfo source, an RFC's
+sections, a CoNLL-U annotation, an EDIFACT interchange or a Pug template) and gives each unit it finds with
+whether the writer closed it: a closed unit ends at a mark of its own, an open one's last line runs to a
+sentence end. `markup` reads them all through `format_units` beside its own marks; a new format's reader is
+added here, not in `markup`.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from ragsec_core.data.datafiles import data_files
 from ragsec_core.data.exchanges import exchanges
 from ragsec_core.data.graphs import graphs
 from ragsec_core.data.interchange import messages
+from ragsec_core.data.notations import notations
 from ragsec_core.data.outline import entries as org_entries
 from ragsec_core.data.pod import blocks as pod_blocks
 from ragsec_core.data.rendered import pages
@@ -49,7 +52,7 @@ FORMAT_UNITS: tuple[FormatReader, ...] = (sources, threads, rst_units, changelog
                                           commits, sections, pod_blocks, tickets, pages,
                                           documents, elements, scraped_pages, excerpts, asciidoc_units, catalogue_records, issues,
                                           messages, blocks, graphs, posts, dockerfiles, wiki_pages, data_files, scripts,
-                                          captions, exchanges, specs)
+                                          captions, exchanges, specs, notations)
 
 
 def format_units(text: str) -> tuple[Unit, ...]:

@@ -27,25 +27,20 @@ from __future__ import annotations
 
 import re
 
-from ragsec_core._util.text import Span, Unit, outermost, outermost_of
+from ragsec_core._util.text import OWN_LINE, Span, Unit, outermost, outermost_of
 from ragsec_core.data.layout import MOST_LINES, end_within, last_line_end, line_end
-
-# where a unit opens: after a space or a line break (the planting may glue it on after a host's word: "I Wan'na
-# \input texinfo"), or glued on after a sentence end, a colon, a closing mark or a citation's bracket
-# ("….[18]Feature: …"); inside a word, never
-_OWN_LINE = r"(?<![^\s.!?:\]\"”’)])"
 
 # Gherkin: a feature's tags or keyword line, or a scenario's; the lines a feature file is made of
 _TAGS = r"@[\w-]+(?:[ \t]+@[\w-]+)*"  # `@faq @lighthouses`
 _SCENARIO = r"Scenario(?: Outline| Template)?"
-_FEATURE_OPEN = re.compile(_OWN_LINE + rf"(?:{_TAGS}[ \t]*\n[ \t]*)?(?:Feature|{_SCENARIO}|Example):")
+_FEATURE_OPEN = re.compile(OWN_LINE + rf"(?:{_TAGS}[ \t]*\n[ \t]*)?(?:Feature|{_SCENARIO}|Example):")
 _HEADER = re.compile(rf"[ \t]*(?:Feature|Rule|Background|{_SCENARIO}|Examples?|Scenarios):")
 _STEP = re.compile(r"[ \t]*(?:Given|When|Then|And|But|\*)[ \t]+\S")
 _TAGS_OR_COMMENT = re.compile(rf"[ \t]*(?:{_TAGS}|#[^\n]*)[ \t]*$", re.M)
 _ROW = re.compile(r"[ \t]*\|(?:(?:[^\n|\\]|\\.)*\|)+")  # a table row's cells, escapes read; the host may follow its last bar
 _DELIMITER = re.compile(r'[ \t]*("""|```)')
 # Texinfo: a whole file's first line or a node's; a command line; a block's start and end; the end of a file
-_TEXINFO_OPEN = re.compile(_OWN_LINE + r"(?:\\input[ \t]+texinfo\b|@node[ \t]+\S)")
+_TEXINFO_OPEN = re.compile(OWN_LINE + r"(?:\\input[ \t]+texinfo\b|@node[ \t]+\S)")
 _COMMAND = re.compile(r"@[a-zA-Z]+(?=[ \t]|$)")  # a line command, not a paragraph opened by `@code{…}`
 _BLOCK = re.compile(r"@(table|vtable|ftable|itemize|enumerate|multitable|example|smallexample|lisp|display|format|"
                     r"quotation|cartouche|verbatim|deffn|defun|defvar|float|ifinfo|ifnottex|iftex|ifhtml|group)\b")
@@ -57,7 +52,7 @@ _STRUCTURE = re.compile(r"@(?:top|chapter|section|subsection|subsubsection|unnum
 # RFC: a numbered section heading above its indented text; a page's footer, form feed and running header
 _RFC_SUBHEADING = re.compile(r"(?:\d{1,2}\.)+(?:\d{1,2})?[ \t]{2}\S")  # `4.  `, `3.2.  ` before its title
 # a section's heading (a long question as its title too), a blank line, its first indented line
-_RFC_HEADING = re.compile(_OWN_LINE + _RFC_SUBHEADING.pattern + r"[^\n]{0,400}\n[ \t]*\n[ \t]{3}\S")
+_RFC_HEADING = re.compile(OWN_LINE + _RFC_SUBHEADING.pattern + r"[^\n]{0,400}\n[ \t]*\n[ \t]{3}\S")
 _FOOTER = re.compile(r"\S[^\n]{0,70}\[Page \d{1,3}\][ \t]*$", re.M)
 _RUNNING = re.compile(r"(?:RFC \d{1,5}|Internet-Draft)[ \t]{2,}[^\n]{0,60}?\b(?:January|February|March|April|May|June|July|"
                       r"August|September|October|November|December)[ \t]+\d{4}")
