@@ -50,9 +50,10 @@ def _response(text: str, status: re.Match[str]) -> Unit | None:
     i, heads = status.end(), 0
     while heads < MOST_LINES and (header := _HEADER.match(text, i)) is not None:
         i, heads = header.end(), heads + 1
-    if not heads or not text.startswith(("\n", "\r\n"), i):
+    blank = _LINE_BREAK.match(text, i)
+    if not heads or blank is None:
         return None
-    body = text.find("\n", i) + 1
+    body = blank.end()
     length = _LENGTH.search(text, status.end(), i)
     end = _counted(text, body, int(length.group(1))) if length else None
     if end is None and _CHUNKED.search(text, status.end(), i):

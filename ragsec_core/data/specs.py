@@ -126,7 +126,7 @@ def _texinfo(text: str, opener: re.Match[str]) -> Unit | None:
             return ((opener.start(), a + bye.end()), True) if commands else None
         if (close := _BLOCK_END.match(line)) is not None:
             depth, commands, end = max(depth - 1, 0), commands + 1, a + close.end()
-            following = next((text[u:v] for u, v in lines[k + 1 :] if text[u:v].strip()), "")
+            following = next((text[slice(*lines[j])] for j in range(k + 1, len(lines)) if text[slice(*lines[j])].strip()), "")
             if depth == 0 and _COMMAND.match(following) is None:
                 return (opener.start(), end), True
         elif _COMMAND.match(line) is not None:
