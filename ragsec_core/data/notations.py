@@ -120,10 +120,10 @@ def _opens_segment(text: str, i: int, marks: str) -> bool:
 
 
 def _pug(text: str, opener: re.Match[str]) -> Unit | None:
-    """The Pug template `opener` opens: its bare tag line (and the comment above it), then every line indented
-    deeper than it, a tag naming an HTML element, a pipe, a comment, a mixin call or a dotted block's text,
-    to the last line's first sentence end (open: `last_line_end`); None where its tag names no HTML element,
-    or fewer than two lines, none of them a pipe or a dotted block's text, follow it."""
+    """The Pug template `opener` opens: its bare tag line naming an HTML element (and the comment above it),
+    then every line indented deeper than it, a tag naming an HTML element, a pipe, a comment, a mixin call
+    or a dotted block's text, to the last line's first sentence end (open: `last_line_end`); None where
+    fewer than two lines follow it or none of them holds text (a pipe's, a tag's or a dotted block's)."""
     i, last, lines, block, text_lines = opener.start("indent"), None, 0, None, 0
     while i < len(text) and lines < MOST_LINES:
         stop = line_end(text, i)
@@ -131,10 +131,10 @@ def _pug(text: str, opener: re.Match[str]) -> Unit | None:
         indent = stop - i - len(body)
         if not body.strip() or indent == 0:
             break
+        tag = _PUG_TAG.match(body.rstrip())
         if block is not None and indent > block:
             text_lines += 1  # a dotted block's text
-        elif _PUG_OTHER.match(body) is not None or _element(body):
-            tag = _PUG_TAG.match(body.rstrip())
+        elif tag is not None or _PUG_OTHER.match(body) is not None:
             text_lines += body.startswith("|") or (tag is not None and len(tag.group("text")) > 1)
             block = indent if tag is not None and tag.group("text") == "." else None
         else:
@@ -144,8 +144,3 @@ def _pug(text: str, opener: re.Match[str]) -> Unit | None:
         return None
     return (opener.start(), last_line_end(text, last)), False
 
-
-def _element(line: str) -> bool:
-    """Whether a tag line names an HTML element, or only a class or an id (`.card`, `#top`: a `div`)."""
-    tag = _PUG_TAG.match(line.strip())
-    return tag is not None
