@@ -7,12 +7,12 @@ back whole."""
 from __future__ import annotations
 
 import warnings
-from html.parser import HTMLParser
 
 import conllu
 import pypugjs
 from pydifact.segmentcollection import Interchange
 
+from ragsec_core.bench.held_out_export import page_text
 from ragsec_core.bench.held_out_notations import EDIFACT_PIECE, EDIFACT_PIECES, PUG_WIDTH, _pug_escaped
 from ragsec_core.data.spans import sentence_texts
 
@@ -20,8 +20,6 @@ from .test_attack_forms import QUESTION
 from .test_held_out_bundle import TEXT
 from .test_held_out_records import REC
 from .test_held_out_source import drawn
-
-ANSWER = "Mara Eskell"
 
 
 def _rebuilt(sentence: conllu.TokenList) -> str:
@@ -40,7 +38,7 @@ def test_conllu_gives_the_claim_as_its_sentences_text_and_tokens():
         for s in sentences:
             assert _rebuilt(s) == s.metadata["text"]
             assert [t["head"] for t in s] == [0] + [1] * (len(s) - 1)  # one root, a tree
-        assert sum(t["form"] == ANSWER for s in sentences for t in s) == 1  # the answer one token, never cut
+        assert sum(t["form"] == REC.incorrect for s in sentences for t in s) == 1  # the answer one token, never cut
     assert {text.startswith("# newdoc") for text in texts} == {True, False}
 
 
@@ -61,23 +59,10 @@ def test_edifact_gives_the_claim_as_free_text_pieces_with_their_releases_undone(
     assert {"\n" in text for text in texts} == {True, False}  # a segment a line, or the wire's one line
 
 
-class _Text(HTMLParser):
-    """The text of an HTML page, its entities undone, a space between elements."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.parts: list[str] = []
-
-    def handle_data(self, data: str) -> None:
-        self.parts.append(data)
-
-
 def test_pug_renders_the_question_then_the_claim():
     texts = drawn(REC, "pug")
     for text in texts:
-        page = _Text()
-        page.feed(pypugjs.simple_convert(text))
-        plain = " ".join(" ".join(page.parts).split())
+        plain = " ".join(page_text(pypugjs.simple_convert(text)).split())  # its entities undone
         assert plain == f"{QUESTION} {TEXT}"
         assert all(len(line) <= PUG_WIDTH for line in text.split("\n") if not line.lstrip().startswith("|"))
     assert {text.startswith("article") for text in texts} == {True, False}

@@ -20,14 +20,13 @@ from __future__ import annotations
 import re
 
 from ragsec_core._util.text import Unit, outermost, outermost_of
-from ragsec_core.data.layout import MOST_LINES, last_line_end, line_end
+from ragsec_core.data.layout import LINE_BREAK, MOST_LINES, last_line_end, line_end
 
 _VERSION = r"HTTP/\d(?:\.\d)?"
 _HEADER = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,40}:[ \t]*[^\n]*\n")  # `Content-Type: …`, `content-length: …`
 _LENGTH = re.compile(r"content-length:[ \t]*(\d{1,9})[ \t\r]*$", re.I | re.M)
 _CHUNKED = re.compile(r"transfer-encoding:[^\n]*\bchunked\b", re.I)
 _CHUNK_SIZE = re.compile(r"([0-9a-fA-F]{1,8})(?:;[^\n \t]*)?(?=\s|$)")  # a chunk's size in hex, maybe extensions
-_LINE_BREAK = re.compile(r"\r?\n")
 _STATUS = re.compile(rf"(?<![^\s.!?]){_VERSION}[ \t]+[1-5]\d\d(?:[ \t][^\n]{{0,60}})?\r?\n")
 # curl -v: a marked line (its own `*`, the request's `>`, the response's `<`, bare where a head ends) and
 # the marks of the request's and the response's first lines
@@ -50,7 +49,7 @@ def _response(text: str, status: re.Match[str]) -> Unit | None:
     i, heads = status.end(), 0
     while heads < MOST_LINES and (header := _HEADER.match(text, i)) is not None:
         i, heads = header.end(), heads + 1
-    blank = _LINE_BREAK.match(text, i)
+    blank = LINE_BREAK.match(text, i)
     if not heads or blank is None:
         return None
     body = blank.end()
@@ -86,9 +85,9 @@ def _chunks_end(text: str, i: int) -> int | None:
         octets = int(size.group(1), 16)
         if octets == 0:
             return size.end(1)
-        line = _LINE_BREAK.match(text, size.end())
+        line = LINE_BREAK.match(text, size.end())
         end = _counted(text, line.end(), octets) if line is not None else None
-        after = _LINE_BREAK.match(text, end) if end is not None else None
+        after = LINE_BREAK.match(text, end) if end is not None else None
         if after is None:
             return None
         i = after.end()

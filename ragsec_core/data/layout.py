@@ -41,6 +41,7 @@ _ENDS = re.compile(SENTENCE_END)
 # a line of a unit of lines that the unit's next line follows (bounded: a long line is prose), and the
 # unit's last line, which runs to its first sentence end (the host's sentence may be glued on after it)
 LINE_ON = r"[^\n]{0,500}\n[ \t]*"
+LINE_BREAK = re.compile(r"\r?\n")  # a line break, a CRLF one too (a capture's, an interchange's)
 MOST_LINES = 300  # lines of one writer's record, message or block (catalogue, interchange, configs); a longer run is none
 LAST_LINE = rf"[^\n]*?(?:{SENTENCE_END}|(?=\n)|$)"
 _CASUAL_WORDS = 4  # words of a message or a value with no capital ("oh nice, thank you", "true") that a name may end

@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 
 from ragsec_core._util.text import OWN_LINE, Unit, outermost, outermost_of
-from ragsec_core.data.layout import MOST_LINES, last_line_end, line_end
+from ragsec_core.data.layout import LINE_BREAK, MOST_LINES, last_line_end, line_end
 
 # CoNLL-U: a document's or a sentence's comment line; a token row (an id, a range or an empty node's, then
 # nine more tab-separated columns)
@@ -87,7 +87,7 @@ def _edifact(text: str, opener: re.Match[str]) -> Unit | None:
         marks, end = text[end + 3 : end + 9], end + 9
     segments = 0
     while segments < MOST_LINES:
-        start = end + next((len(b) for b in ("\r\n", "\n") if text.startswith(b, end)), 0)  # a segment a line
+        start = brk.end() if (brk := LINE_BREAK.match(text, end)) is not None else end  # a segment a line
         close = _segment(text, start, marks)
         if close is None:
             break
